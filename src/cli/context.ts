@@ -1,0 +1,58 @@
+/**
+ * What every command gets: the resolved home, output helpers that keep machine output on
+ * stdout and messages on stderr, and the process backend and host identity, each made once.
+ */
+import { processBackend } from "../process/mod.ts";
+import type { ProcessBackend } from "../process/types.ts";
+import { denoEnv, resolveHome } from "../registry/home.ts";
+import { Judge } from "../registry/liveness.ts";
+import type { Parsed } from "./args.ts";
+
+const encoder = new TextEncoder();
+
+export function writeAll(fd: typeof Deno.stdout | typeof Deno.stderr, text: string) {
+  const bytes = encoder.encode(text);
+  let off = 0;
+  while (off < bytes.length) off += fd.writeSync(bytes.subarray(off));
+}
+
+export class Context {
+  readonly json: boolean;
+  #home: string | undefined;
+  #judge: Promise<Judge> | undefined;
+
+  constructor(readonly args: Parsed) {
+    this.json = args.has("json");
+  }
+
+  get home(): string {
+    return this.#home ??= resolveHome(this.args.get("home"), denoEnv());
+  }
+
+  get host(): string {
+    return Deno.hostname();
+  }
+
+  backend(): Promise<ProcessBackend> {
+    return processBackend();
+  }
+
+  /** One judge per call, so each pid and the boot id are read at most once. */
+  judge(): Promise<Judge> {
+    return this.#judge ??= this.backend().then((b) =>
+      new Judge(b, { host: this.host, bootId: b.bootId() })
+    );
+  }
+
+  out(text: string) {
+    writeAll(Deno.stdout, text.endsWith("\n") ? text : text + "\n");
+  }
+
+  printJson(value: unknown) {
+    this.out(JSON.stringify(value, null, 2));
+  }
+
+  err(text: string) {
+    writeAll(Deno.stderr, text.endsWith("\n") ? text : text + "\n");
+  }
+}

@@ -1,0 +1,61 @@
+/** Help text, generated from the command table so it can never disagree with the parser. */
+import { VERSION } from "../version.ts";
+import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS } from "./spec.ts";
+
+function flagLines(flags: FlagSpec[]): string[] {
+  const left = flags.map((f) =>
+    (f.short ? `-${f.short}, ` : "    ") + `--${f.name}` + (f.value ? ` ${f.value}` : "")
+  );
+  const width = Math.max(...left.map((l) => l.length)) + 2;
+  return flags.map((f, i) => `  ${left[i].padEnd(width)}${f.help}`);
+}
+
+export function mainHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
+  return [
+    `roster ${VERSION}: a host-local registry of running AI-agent sessions`,
+    "",
+    "Usage: roster <command> [flags]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    "",
+    "Global flags:",
+    ...flagLines(GLOBAL_FLAGS),
+    "",
+    "Exit codes: 0 success, 1 runtime failure, 2 usage error (see each command for more).",
+    "Run 'roster <command> --help' for a command's flags.",
+    "",
+  ].join("\n");
+}
+
+export function commandHelp(cmd: CommandSpec): string {
+  return [
+    `roster ${cmd.name}: ${cmd.summary}`,
+    "",
+    `Usage: ${cmd.usage}`,
+    ...(cmd.details ? ["", ...wrap(cmd.details, 88)] : []),
+    "",
+    "Flags:",
+    ...flagLines(cmd.flags),
+    "",
+    "Global flags:",
+    ...flagLines(GLOBAL_FLAGS),
+    "",
+  ].join("\n");
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const para of text.split("\n")) {
+    let line = "";
+    for (const word of para.split(" ")) {
+      if (line && line.length + 1 + word.length > width) {
+        lines.push(line);
+        line = word;
+      } else line = line ? `${line} ${word}` : word;
+    }
+    lines.push(line);
+  }
+  return lines;
+}

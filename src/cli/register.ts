@@ -1,0 +1,95 @@
+/** `roster register`: record the calling agent session (a refresh when it exists). */
+import { UsageError } from "../errors.ts";
+import { resolveOwner } from "../registry/owner.ts";
+import type { Row, SessionRecord } from "../registry/record.ts";
+import { writeRecord } from "../registry/registry.ts";
+import { VERSION } from "../version.ts";
+import type { Parsed } from "./args.ts";
+import type { Context } from "./context.ts";
+import { describeRow } from "./table.ts";
+
+const MAX_TEXT = 1024;
+
+/** An env value that is empty counts as unset for names and ids. */
+function env(name: string): string | undefined {
+  const v = Deno.env.get(name);
+  if (v === undefined || v === "") return undefined;
+  if (v.length > MAX_TEXT) {
+    throw new UsageError(`Invalid ${name}: longer than ${MAX_TEXT} characters`);
+  }
+  return v;
+}
+
+function text(args: Parsed, flag: string): string | undefined {
+  const v = args.get(flag);
+  if (v !== undefined && v.length > MAX_TEXT) {
+    throw new UsageError(`Invalid --${flag}: longer than ${MAX_TEXT} characters`);
+  }
+  return v;
+}
+
+export function resolveCwd(value: string, flag: string): string {
+  try {
+    const real = Deno.realPathSync(value);
+    if (!Deno.statSync(real).isDirectory) throw new Deno.errors.NotADirectory();
+    return real;
+  } catch (err) {
+    const why = err instanceof Deno.errors.NotFound
+      ? "no such directory"
+      : err instanceof Deno.errors.NotADirectory
+      ? "not a directory"
+      : "cannot be read";
+    throw new UsageError(`Invalid ${flag}: ${why}: ${value}`);
+  }
+}
+
+function registrarPath(): string {
+  const exe = Deno.execPath();
+  // Under `deno run` the executable is deno itself: name the script instead.
+  if (/[\\/]deno(\.exe)?$/.test(exe) && Deno.mainModule.startsWith("file:")) {
+    return decodeURIComponent(new URL(Deno.mainModule).pathname);
+  }
+  return exe;
+}
+
+export async function run(ctx: Context, args: Parsed): Promise<number> {
+  const judge = await ctx.judge();
+  const backend = judge.backend;
+  const owner = resolveOwner(
+    {
+      flagPid: args.get("pid"),
+      env: (n) => Deno.env.get(n),
+      selfPid: Deno.pid,
+      selfPpid: Deno.ppid,
+    },
+    backend,
+  );
+  const cwd = resolveCwd(args.get("cwd") ?? Deno.cwd(), "--cwd");
+  const probe = judge.probe(owner.pid);
+  const info = probe.kind === "exists" ? probe.info : null;
+  const record: SessionRecord = {
+    schema: 1,
+    session_pid: owner.pid,
+    pid_source: owner.source,
+    pid_verified: owner.verified,
+    start_token: info?.startToken ?? null,
+    process_started_at: info?.startedAtMs == null ? null : new Date(info.startedAtMs).toISOString(),
+    boot_id: judge.here.bootId,
+    host: ctx.host,
+    agent: text(args, "agent") ?? env("ROSTER_AGENT") ?? owner.harness?.agent ?? "",
+    runtime: text(args, "runtime") ?? env("ROSTER_RUNTIME") ?? owner.harness?.runtime ?? null,
+    session_id: text(args, "session-id") || env("ROSTER_SESSION_ID") ||
+      env("CLAUDE_CODE_SESSION_ID") ||
+      null,
+    cwd,
+    tmux_pane: env("TMUX_PANE") ?? null,
+    registered_at: new Date().toISOString(),
+    registrar: { pid: Deno.pid, version: VERSION, path: registrarPath() },
+  };
+  const { path } = await writeRecord(ctx.home, record, judge);
+  const row: Row = { ...record, ...judge.judge(record), path, malformed: false, detail: null };
+  if (args.has("quiet")) return 0;
+  if (ctx.json) ctx.printJson(row);
+  else ctx.out(`Registered ${describeRow(row)}`);
+  return 0;
+}

@@ -1,0 +1,49 @@
+/** Human output: the `list` table and one-line row descriptions. Colour only on a terminal. */
+import { formatAge } from "../duration.ts";
+import { parseTime, type Row } from "../registry/record.ts";
+
+const COLOURS = { alive: "\x1b[32m", dead: "\x1b[31m", unknown: "\x1b[33m" } as const;
+
+export function useColour(): boolean {
+  return Deno.stdout.isTerminal() && !Deno.env.get("NO_COLOR");
+}
+
+export function describeRow(row: Row): string {
+  const who = row.agent ? `${row.agent} session` : "anonymous session";
+  return `${who} ${row.session_pid} (${row.liveness}: ${row.reason})`;
+}
+
+function age(row: Row, now: number): string {
+  const t = row.registered_at === null ? null : parseTime(row.registered_at);
+  return t === null ? "-" : formatAge(now - t);
+}
+
+/** A plain-text table; control characters in stored strings are made visible, never sent. */
+export function renderTable(rows: Row[], colour: boolean, now = Date.now()): string {
+  const header = ["PID", "LIVENESS", "AGENT", "RUNTIME", "AGE", "CWD"];
+  const cells = rows.map((r) =>
+    [
+      String(r.session_pid ?? "?"),
+      `${r.liveness} (${r.reason})`,
+      r.malformed ? `! ${r.detail}` : r.agent || "-",
+      r.runtime ?? "-",
+      age(r, now),
+      r.cwd ?? r.path,
+    ].map(safe)
+  );
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const line = (c: string[], liveness?: Row["liveness"]) =>
+    c.map((v, i) => {
+      const padded = i === c.length - 1 ? v : v.padEnd(widths[i]);
+      return colour && liveness && i === 1 ? `${COLOURS[liveness]}${padded}\x1b[0m` : padded;
+    }).join("  ").trimEnd();
+  return [line(header), ...cells.map((c, i) => line(c, rows[i].liveness))].join("\n") + "\n";
+}
+
+function safe(s: string): string {
+  // deno-lint-ignore no-control-regex
+  return s.replace(
+    /[\x00-\x1f\x7f\x9b]/g,
+    (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  );
+}

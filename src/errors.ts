@@ -1,0 +1,64 @@
+/**
+ * roster's own error classes. Each carries the exit code it maps to, so that main.ts
+ * turns every failure into an exit code in one place. Messages are sentence case with the
+ * detail after a colon.
+ */
+
+/** A runtime failure (I/O, lock, full disk): exit code 1. */
+export class RosterError extends Error {
+  readonly exitCode: number = 1;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "RosterError";
+  }
+}
+
+/** Usage or invalid input: exit code 2. The message names the flag or value and what is accepted. */
+export class UsageError extends RosterError {
+  override readonly exitCode = 2;
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** The process does not exist (ESRCH, ENOENT under /proc, Windows error 87). */
+export class NoSuchProcessError extends RosterError {
+  constructor(readonly pid: number) {
+    super(`No such process: ${pid}`);
+    this.name = "NoSuchProcessError";
+  }
+}
+
+/** The process exists but may not be inspected (EPERM, EACCES, Windows error 5). */
+export class AccessDeniedError extends RosterError {
+  constructor(readonly pid: number) {
+    super(`Access denied to process: ${pid}`);
+    this.name = "AccessDeniedError";
+  }
+}
+
+/** Turns an error from a Deno file-system call into roster's own, naming what failed. */
+export function ioError(what: string, path: string, err: unknown): RosterError {
+  if (err instanceof RosterError) return err;
+  const detail = err instanceof Deno.errors.NotFound
+    ? "no such file or directory"
+    : err instanceof Deno.errors.PermissionDenied
+    ? "permission denied"
+    : err instanceof Deno.errors.AlreadyExists
+    ? "already exists"
+    : err instanceof Deno.errors.NotADirectory
+    ? "not a directory"
+    : err instanceof Deno.errors.IsADirectory
+    ? "is a directory"
+    : isNoSpace(err)
+    ? "no space left on device"
+    : err instanceof Error
+    ? err.message
+    : String(err);
+  return new RosterError(`${what}: ${detail}: ${path}`, { cause: err });
+}
+
+function isNoSpace(err: unknown): boolean {
+  return err instanceof Error && /no space left|ENOSPC|os error 28\b/i.test(err.message);
+}

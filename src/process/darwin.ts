@@ -1,0 +1,194 @@
+/**
+ * macOS process identity through libSystem's sysctl. The start token is `p_starttime` from
+ * `struct kinfo_proc` (wall-clock time taken once at fork and never recomputed, so exact
+ * comparison is safe). macOS has no boot id: a reboot shows up as a different start token.
+ * The struct offsets come from golang.org/x/sys `ztypes_darwin_{amd64,arm64}.go` and were
+ * only checked against fixtures, never on a real Mac: every decoding step lives in the pure
+ * functions below so the tests pin them.
+ */
+import {
+  exactTokens,
+  type Probe,
+  type ProcessBackend,
+  type ProcessCommand,
+  type ProcessInfo,
+} from "./types.ts";
+
+/** sizeof(struct kinfo_proc), identical on x86_64 and arm64. */
+export const DARWIN_KINFO_PROC_SIZE = 648;
+/** p_stat value of a process that has exited but was not reaped (xnu bsd/sys/proc.h). */
+export const DARWIN_SZOMB = 5;
+
+const CTL_KERN = 1;
+const KERN_ARGMAX = 8;
+const KERN_PROC = 14;
+const KERN_PROC_PID = 1;
+const KERN_PROCARGS2 = 49;
+/** PROC_PIDPATHINFO_MAXSIZE (4 * MAXPATHLEN). */
+const PIDPATH_MAX = 4096;
+const LIBSYSTEM = "/usr/lib/libSystem.B.dylib";
+
+const OFF_START_SEC = 0;
+const OFF_START_USEC = 8;
+const OFF_STAT = 36;
+const OFF_PID = 40;
+const OFF_COMM = 243;
+const COMM_SIZE = 17;
+const OFF_PPID = 560;
+
+export interface DarwinKinfo {
+  pid: number;
+  ppid: number;
+  startSec: bigint;
+  startUsec: number;
+  stat: number;
+  comm: string;
+}
+
+/** Decodes one `struct kinfo_proc`; null unless it is exactly 648 bytes. */
+export function decodeDarwinKinfoProc(bytes: Uint8Array): DarwinKinfo | null {
+  if (bytes.length !== DARWIN_KINFO_PROC_SIZE) return null;
+  // Both macOS architectures are little-endian.
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return {
+    pid: view.getInt32(OFF_PID, true),
+    ppid: view.getInt32(OFF_PPID, true),
+    startSec: view.getBigInt64(OFF_START_SEC, true),
+    startUsec: view.getInt32(OFF_START_USEC, true),
+    stat: view.getInt8(OFF_STAT),
+    comm: cString(bytes.subarray(OFF_COMM, OFF_COMM + COMM_SIZE)),
+  };
+}
+
+/** `darwin:<sec>.<usec padded to 6>`: the padding keeps the text unambiguous. */
+export function darwinToken(startSec: bigint, startUsec: number): string {
+  return `darwin:${startSec}.${String(startUsec).padStart(6, "0")}`;
+}
+
+/** Turns a decoded kinfo_proc into roster's view of the process. */
+export function darwinProcessInfo(k: DarwinKinfo): ProcessInfo {
+  return {
+    pid: k.pid,
+    ppid: k.ppid,
+    startToken: darwinToken(k.startSec, k.startUsec),
+    startedAtMs: Number(k.startSec) * 1000 + Math.floor(k.startUsec / 1000),
+    zombie: k.stat === DARWIN_SZOMB,
+    name: k.comm,
+  };
+}
+
+export interface ProcArgs2 {
+  argc: number;
+  /** The path the kernel exec'd, as it was passed to execve. */
+  exe: string;
+  argv: string[];
+}
+
+/**
+ * Parses KERN_PROCARGS2: int32 argc, the exec path, NUL padding, then argc NUL-terminated
+ * strings (the environment follows and is ignored). The padding skip cannot tell an empty
+ * argv[0] from padding, as in psutil. Null when fewer than argc strings are present.
+ */
+export function parseProcArgs2(bytes: Uint8Array): ProcArgs2 | null {
+  if (bytes.length < 4) return null;
+  const argc = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getInt32(0, true);
+  if (argc < 0) return null;
+  let pos = 4;
+  const exeEnd = indexOfNul(bytes, pos);
+  const exe = decodeUtf8(bytes.subarray(pos, exeEnd));
+  pos = exeEnd;
+  while (pos < bytes.length && bytes[pos] === 0) pos++;
+  const argv: string[] = [];
+  while (argv.length < argc) {
+    if (pos >= bytes.length) return null;
+    const end = indexOfNul(bytes, pos);
+    argv.push(decodeUtf8(bytes.subarray(pos, end)));
+    pos = end + 1;
+  }
+  return { argc, exe, argv };
+}
+
+function indexOfNul(bytes: Uint8Array, from: number): number {
+  const i = bytes.indexOf(0, from);
+  return i === -1 ? bytes.length : i;
+}
+
+function decodeUtf8(bytes: Uint8Array): string {
+  return new TextDecoder().decode(bytes);
+}
+
+/** A fixed char[] field: up to the first NUL, or the whole field when it is full. */
+function cString(field: Uint8Array): string {
+  return decodeUtf8(field.subarray(0, indexOfNul(field, 0)));
+}
+
+/** Null when FFI is not granted (asking would prompt inside a hook) or libSystem is missing. */
+export function darwinBackend(): ProcessBackend | null {
+  let lib;
+  try {
+    if (Deno.permissions.querySync({ name: "ffi", path: LIBSYSTEM }).state !== "granted") {
+      return null;
+    }
+    // Kept open for the life of the process: the CLI is short-lived.
+    lib = Deno.dlopen(LIBSYSTEM, {
+      sysctl: {
+        parameters: ["buffer", "u32", "buffer", "buffer", "pointer", "usize"],
+        result: "i32",
+      },
+      proc_pidpath: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+    });
+  } catch {
+    return null;
+  }
+  const { sysctl, proc_pidpath } = lib.symbols;
+
+  /** One sysctl read into `size` bytes; null when the call fails. */
+  function read(mib: number[], size: number): Uint8Array | null {
+    const buf = new Uint8Array(size);
+    const len = new BigUint64Array([BigInt(size)]);
+    if (sysctl(new Int32Array(mib), mib.length, buf, len, null, 0n) !== 0) return null;
+    return buf.subarray(0, Number(len[0]));
+  }
+
+  function probe(pid: number): Probe {
+    // pid 0 is kernel_task and negative pids are not processes.
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid > 0x7fffffff) return { kind: "gone" };
+    const bytes = read([CTL_KERN, KERN_PROC, KERN_PROC_PID, pid], DARWIN_KINFO_PROC_SIZE);
+    // A failed call says nothing certain, and errno cannot be read reliably from Deno.
+    if (bytes === null) return { kind: "unsupported" };
+    // xnu answers a missing pid with success and zero bytes (zombies are still listed).
+    if (bytes.length === 0) return { kind: "gone" };
+    const k = decodeDarwinKinfoProc(bytes);
+    if (k === null || k.pid !== pid) return { kind: "unsupported" };
+    return { kind: "exists", info: darwinProcessInfo(k) };
+  }
+
+  function command(pid: number): ProcessCommand {
+    let exe: string | null = null;
+    let argv: string[] | null = null;
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid > 0x7fffffff) return { exe, argv };
+    const pathBuf = new Uint8Array(PIDPATH_MAX);
+    const n = proc_pidpath(pid, pathBuf, PIDPATH_MAX);
+    if (n > 0) exe = decodeUtf8(pathBuf.subarray(0, n));
+    const argmax = read([CTL_KERN, KERN_ARGMAX], 4);
+    if (argmax !== null && argmax.length === 4) {
+      const size = new DataView(argmax.buffer, argmax.byteOffset, 4).getInt32(0, true);
+      // Other users' processes refuse KERN_PROCARGS2: argv stays null for them.
+      const raw = size > 0 ? read([CTL_KERN, KERN_PROCARGS2, pid], size) : null;
+      const args = raw === null ? null : parseProcArgs2(raw);
+      if (args !== null) {
+        argv = args.argv;
+        exe ??= args.exe || null;
+      }
+    }
+    return { exe, argv };
+  }
+
+  return {
+    name: "darwin",
+    probe,
+    bootId: () => null,
+    command,
+    compareTokens: exactTokens,
+  } satisfies ProcessBackend;
+}

@@ -1,0 +1,45 @@
+/**
+ * The single point where the process backend for this OS is chosen. Each OS module is
+ * loaded only on its own OS, so FFI code never loads on Linux and start-up stays cheap.
+ */
+import type { ProcessBackend } from "./types.ts";
+
+export type { Probe, ProcessBackend, ProcessCommand, ProcessInfo, TokenMatch } from "./types.ts";
+
+let selected: Promise<ProcessBackend> | undefined;
+
+/** The backend for this machine, chosen once per process. */
+export function processBackend(): Promise<ProcessBackend> {
+  selected ??= select(Deno.build.os);
+  return selected;
+}
+
+async function select(os: typeof Deno.build.os): Promise<ProcessBackend> {
+  switch (os) {
+    case "linux":
+      return (await import("./linux.ts")).linuxBackend();
+    case "darwin":
+      return (await import("./darwin.ts")).darwinBackend() ?? await psFallback();
+    case "freebsd":
+      return (await import("./freebsd.ts")).freebsdBackend() ?? await psFallback();
+    case "windows":
+      return (await import("./windows.ts")).windowsBackend() ?? unsupportedBackend();
+    default:
+      return await psFallback();
+  }
+}
+
+async function psFallback(): Promise<ProcessBackend> {
+  return (await import("./ps.ts")).psBackend();
+}
+
+/** Where nothing can probe a process: every answer is `unsupported`, never a guess. */
+export function unsupportedBackend(): ProcessBackend {
+  return {
+    name: "none",
+    probe: () => ({ kind: "unsupported" }),
+    bootId: () => null,
+    command: () => ({ exe: null, argv: null }),
+    compareTokens: () => "uncertain",
+  } satisfies ProcessBackend;
+}

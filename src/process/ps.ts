@@ -1,0 +1,157 @@
+/**
+ * The fallback for Unix-likes without a native backend, or where FFI is refused: one `ps`
+ * run per question. The start token is `lstart` in whole seconds. ps runs with LC_ALL=C so
+ * lstart is in English, and with TZ=UTC0 so the token does not depend on the caller's time
+ * zone (a hook and a shell with different TZ would otherwise record different tokens).
+ * lstart is derived from a boot time that moves with clock steps and NTP slewing on Linux
+ * and FreeBSD, so tokens match within 2 seconds and a larger gap is "uncertain", never
+ * "different". Before trusting "no such process" the backend checks once that this ps
+ * understands the options by listing its own process: a ps that rejects them would
+ * otherwise make every pid look gone.
+ */
+import type { Probe, ProcessBackend, ProcessCommand, ProcessInfo, TokenMatch } from "./types.ts";
+
+export const PS_FIELDS = "pid=,ppid=,stat=,lstart=,comm=";
+/** How far two lstart readings may differ and still count as the same process. */
+export const PS_TOKEN_TOLERANCE_SEC = 2;
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const LINE =
+  /^\s*(\d+)\s+(\d+)\s+(\S+)\s+[A-Z][a-z]{2}\s+([A-Z][a-z]{2})\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})(?:\s+(.*))?$/;
+
+export interface PsLine {
+  pid: number;
+  ppid: number;
+  stat: string;
+  /** lstart as epoch seconds, read as UTC (ps runs with TZ=UTC0). */
+  startSec: number;
+  /** May contain spaces: it is the last column. */
+  comm: string;
+}
+
+/** Parses one line of `ps -o pid=,ppid=,stat=,lstart=,comm=`; null for any other shape. */
+export function parsePsLine(line: string): PsLine | null {
+  const m = LINE.exec(line.replace(/\r?\n$/, ""));
+  if (m === null) return null;
+  const month = MONTHS.indexOf(m[4]);
+  const [day, hour, minute, second, year] = [m[5], m[6], m[7], m[8], m[9]].map(Number);
+  if (month === -1) return null;
+  const ms = Date.UTC(year, month, day, hour, minute, second);
+  const d = new Date(ms);
+  // Date.UTC rolls over out-of-range fields (Feb 31, 25:00) instead of failing.
+  if (
+    d.getUTCDate() !== day || d.getUTCHours() !== hour || d.getUTCMinutes() !== minute ||
+    d.getUTCSeconds() !== second
+  ) {
+    return null;
+  }
+  return {
+    pid: Number(m[1]),
+    ppid: Number(m[2]),
+    stat: m[3],
+    startSec: ms / 1000,
+    comm: m[10] ?? "",
+  };
+}
+
+/** `ps:<epoch seconds>`. */
+export function psToken(startSec: number): string {
+  return `ps:${startSec}`;
+}
+
+/** Within the tolerance: "same"; otherwise "uncertain", because lstart moves with the clock. */
+export function comparePsTokens(recorded: string, current: string): TokenMatch {
+  const a = /^ps:(-?\d+)$/.exec(recorded);
+  const b = /^ps:(-?\d+)$/.exec(current);
+  if (a === null || b === null) return "uncertain";
+  return Math.abs(Number(a[1]) - Number(b[1])) <= PS_TOKEN_TOLERANCE_SEC ? "same" : "uncertain";
+}
+
+export function psProcessInfo(p: PsLine): ProcessInfo {
+  return {
+    pid: p.pid,
+    ppid: p.ppid,
+    startToken: psToken(p.startSec),
+    startedAtMs: p.startSec * 1000,
+    zombie: p.stat.startsWith("Z"),
+    name: p.comm || null,
+  };
+}
+
+/** Splits `ps -o args=` output. Lossy: an argument that contains spaces comes back split. */
+export function parsePsArgs(text: string): string[] | null {
+  const line = text.split("\n").find((l) => l.trim() !== "");
+  return line === undefined ? null : line.trim().split(/\s+/);
+}
+
+interface PsRun {
+  code: number;
+  stdout: string;
+}
+
+export function psBackend(): ProcessBackend {
+  let usable: boolean | undefined;
+
+  /** Null when ps could not be spawned at all (missing, or --allow-run not granted). */
+  function runPs(args: string[]): PsRun | null {
+    try {
+      // Asking for the permission would prompt inside a hook.
+      if (Deno.permissions.querySync({ name: "run", command: "ps" }).state !== "granted") {
+        return null;
+      }
+      const out = new Deno.Command("ps", {
+        args,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+        env: { LC_ALL: "C", TZ: "UTC0" },
+      }).outputSync();
+      return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
+    } catch {
+      return null;
+    }
+  }
+
+  function find(pid: number): { run: PsRun; line: PsLine | null } | null {
+    const run = runPs(["-o", PS_FIELDS, "-p", String(pid)]);
+    if (run === null) return null;
+    for (const text of run.stdout.split("\n")) {
+      const line = parsePsLine(text);
+      if (line !== null && line.pid === pid) return { run, line };
+    }
+    return { run, line: null };
+  }
+
+  function isUsable(): boolean {
+    usable ??= find(Deno.pid)?.line != null;
+    return usable;
+  }
+
+  function probe(pid: number): Probe {
+    // ps -p 0 or a negative pid means something else to each ps.
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid > 0x7fffffff) return { kind: "gone" };
+    if (!isUsable()) return { kind: "unsupported" };
+    const found = find(pid);
+    if (found === null) return { kind: "unsupported" };
+    if (found.line !== null) return { kind: "exists", info: psProcessInfo(found.line) };
+    // ps lists nothing and exits 1 for a missing pid; anything else is not that answer.
+    if (found.run.code === 1 && found.run.stdout.trim() === "") return { kind: "gone" };
+    return { kind: "unsupported" };
+  }
+
+  function command(pid: number): ProcessCommand {
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid > 0x7fffffff) {
+      return { exe: null, argv: null };
+    }
+    const run = runPs(["-o", "args=", "-p", String(pid)]);
+    return { exe: null, argv: run === null || run.code !== 0 ? null : parsePsArgs(run.stdout) };
+  }
+
+  return {
+    name: "ps",
+    probe,
+    bootId: () => null,
+    command,
+    compareTokens: comparePsTokens,
+  } satisfies ProcessBackend;
+}

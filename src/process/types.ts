@@ -1,0 +1,50 @@
+/**
+ * The one interface every per-OS process backend satisfies. Decoders stay pure (bytes or
+ * text in, values out) in each OS module; the I/O behind this interface stays thin.
+ */
+
+/** What roster can learn about one running (or zombie) process. */
+export interface ProcessInfo {
+  pid: number;
+  /** Parent pid, or null where the OS did not say. */
+  ppid: number | null;
+  /** Opaque start token, stable for the life of the process; null where it could not be read. */
+  startToken: string | null;
+  /** Start time in epoch milliseconds (for display), or null. */
+  startedAtMs: number | null;
+  /** The process has exited but was not reaped yet. */
+  zombie: boolean;
+  /** Short process name (Linux comm, macOS p_comm, Windows image name), or null. */
+  name: string | null;
+}
+
+/** The answer to "is this pid running?". */
+export type Probe =
+  | { kind: "exists"; info: ProcessInfo }
+  | { kind: "gone" }
+  /** This OS (or this permission set) cannot tell. */
+  | { kind: "unsupported" };
+
+/** Executable path and arguments, for matching a process against the harness table. */
+export interface ProcessCommand {
+  exe: string | null;
+  argv: string[] | null;
+}
+
+/** How two start tokens compare: some OSes move start times when the clock is stepped. */
+export type TokenMatch = "same" | "different" | "uncertain";
+
+export interface ProcessBackend {
+  /** `linux`, `darwin`, `freebsd`, `windows` or `ps`, `none`. */
+  readonly name: string;
+  probe(pid: number): Probe;
+  /** Identifies the current boot (Linux boot_id), or null where the OS has none. */
+  bootId(): string | null;
+  command(pid: number): ProcessCommand;
+  compareTokens(recorded: string, current: string): TokenMatch;
+}
+
+/** Exact comparison, for OSes whose start time never moves (Linux, macOS, Windows). */
+export function exactTokens(recorded: string, current: string): TokenMatch {
+  return recorded === current ? "same" : "different";
+}

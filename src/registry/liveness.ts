@@ -1,0 +1,69 @@
+/**
+ * Liveness, judged at read time and never stored. `judge` is pure: the record, what this
+ * machine is, and what the process backend answered go in; a verdict comes out. Where
+ * roster cannot tell, the verdict is `unknown`, never `dead`.
+ */
+import type { Probe, ProcessBackend, TokenMatch } from "../process/types.ts";
+import type { Liveness, Reason, SessionRecord } from "./record.ts";
+
+export interface Verdict {
+  liveness: Liveness;
+  reason: Reason;
+}
+
+export interface Here {
+  host: string;
+  bootId: string | null;
+}
+
+type Judged = Pick<SessionRecord, "host" | "boot_id" | "start_token" | "session_pid">;
+
+export function judge(
+  record: Judged,
+  here: Here,
+  probe: () => Probe,
+  compareTokens: (recorded: string, current: string) => TokenMatch,
+): Verdict {
+  if (record.host !== here.host) return { liveness: "unknown", reason: "other-host" };
+  if (record.boot_id !== null && here.bootId !== null && record.boot_id !== here.bootId) {
+    return { liveness: "dead", reason: "rebooted" };
+  }
+  const p = probe();
+  if (p.kind === "gone") return { liveness: "dead", reason: "exited" };
+  if (p.kind === "unsupported") return { liveness: "unknown", reason: "unsupported" };
+  if (p.info.zombie) return { liveness: "dead", reason: "zombie" };
+  if (record.start_token === null) return { liveness: "alive", reason: "pid-only" };
+  if (p.info.startToken === null) return { liveness: "unknown", reason: "unverifiable" };
+  switch (compareTokens(record.start_token, p.info.startToken)) {
+    case "same":
+      return { liveness: "alive", reason: "running" };
+    case "different":
+      return { liveness: "dead", reason: "pid-reused" };
+    default:
+      return { liveness: "unknown", reason: "unverifiable" };
+  }
+}
+
+/** Judges many records against one backend, probing each pid at most once per call. */
+export class Judge {
+  readonly #probes = new Map<number, Probe>();
+  constructor(readonly backend: ProcessBackend, readonly here: Here) {}
+
+  judge(record: Judged, fresh = false): Verdict {
+    return judge(
+      record,
+      this.here,
+      () => this.probe(record.session_pid, fresh),
+      (a, b) => this.backend.compareTokens(a, b),
+    );
+  }
+
+  probe(pid: number, fresh = false): Probe {
+    let p = fresh ? undefined : this.#probes.get(pid);
+    if (p === undefined) {
+      p = this.backend.probe(pid);
+      this.#probes.set(pid, p);
+    }
+    return p;
+  }
+}

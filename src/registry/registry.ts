@@ -1,0 +1,153 @@
+/**
+ * Registry operations over the store: read every row with its liveness, write a record,
+ * and remove records that are gone. Mutations hold the host directory's lock, and every
+ * removal re-reads and re-judges its candidate right before it acts.
+ */
+import type { Judge } from "./liveness.ts";
+import { hostDirName as hostDirNameOf, parseTime, type Row, type SessionRecord } from "./record.ts";
+import {
+  ensureHostDir,
+  type Entry,
+  join,
+  listHostDirs,
+  malformedFrom,
+  readEntry,
+  readHostDir,
+  recordPath,
+  sessionsDir,
+  withLock,
+  writeAtomic,
+} from "./store.ts";
+
+export function toRow(entry: Entry, judge: Judge, fresh = false): Row {
+  if (!entry.ok) return malformedFrom(entry);
+  const v = judge.judge(entry.record, fresh);
+  return { ...entry.record, ...v, path: entry.path, malformed: false, detail: null };
+}
+
+/** Newest first by registered_at compared as times; ties by path, so output is stable. */
+export function sortRows(rows: Row[]): Row[] {
+  const t = (
+    r: Row,
+  ) => (r.registered_at === null ? -Infinity : parseTime(r.registered_at) ?? -Infinity);
+  return rows.sort((a, b) => t(b) - t(a) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** Every row in the store, each file once, each judged at read time. */
+export function readRows(home: string, judge: Judge): Row[] {
+  const rows: Row[] = [];
+  for (const dir of listHostDirs(home)) {
+    for (const entry of readHostDir(home, dir)) rows.push(toRow(entry, judge));
+  }
+  return sortRows(rows);
+}
+
+/**
+ * Writes (or refreshes) one record, then removes dead records of this host under the same
+ * lock, best effort: a failure while cleaning never fails the registration.
+ */
+export async function writeRecord(
+  home: string,
+  record: SessionRecord,
+  judge: Judge,
+): Promise<{ path: string; cleaned: number }> {
+  const dir = ensureHostDir(home, record.host);
+  const path = recordPath(home, record.host, record.session_pid);
+  return await withLock(dir, () => {
+    writeAtomic(path, JSON.stringify(record, null, 2) + "\n");
+    let cleaned = 0;
+    try {
+      cleaned = removeWhere(home, hostDirNameOf(record.host), judge, (row) =>
+        row.liveness === "dead" && row.path !== path)
+        .removed.length;
+    } catch { /* best effort */ }
+    return { path, cleaned };
+  });
+}
+
+/**
+ * Removes, under the caller's lock, the rows of one host directory that `shouldRemove`
+ * picks. Each candidate is re-read and re-judged with a fresh probe right before removal,
+ * and kept if it no longer qualifies (it turned alive, or was rewritten).
+ */
+export function removeWhere(
+  home: string,
+  hostDirName: string,
+  judge: Judge,
+  shouldRemove: (row: Row) => boolean,
+  dryRun = false,
+): { removed: Row[]; seen: number } {
+  const dir = join(sessionsDir(home), hostDirName);
+  const removed: Row[] = [];
+  let seen = 0;
+  let names: string[];
+  try {
+    names = [...Deno.readDirSync(dir)].map((e) => e.name);
+  } catch {
+    return { removed, seen };
+  }
+  for (const name of names) {
+    const first = readEntry(dir, hostDirName, name);
+    if (first === null) continue;
+    seen++;
+    if (!shouldRemove(toRow(first, judge))) continue;
+    const again = readEntry(dir, hostDirName, name);
+    if (again === null) continue;
+    const row = toRow(again, judge, true);
+    if (!shouldRemove(row)) continue;
+    if (!dryRun) {
+      try {
+        const info = Deno.lstatSync(row.path);
+        if (info.isDirectory) continue; // never ours to delete
+        Deno.removeSync(row.path);
+      } catch {
+        continue;
+      }
+    }
+    removed.push(row);
+  }
+  return { removed, seen };
+}
+
+export interface PruneResult {
+  removed: Row[];
+  dead_removed: number;
+  unknown_removed: number;
+  kept: number;
+}
+
+/** Prunes every host directory: dead rows always, unknown ones older than `olderThanMs`. */
+export async function prune(
+  home: string,
+  judge: Judge,
+  olderThanMs: number | null,
+  dryRun: boolean,
+  now = Date.now(),
+): Promise<PruneResult> {
+  const removed: Row[] = [];
+  let seen = 0;
+  for (const name of listHostDirs(home)) {
+    const dir = join(sessionsDir(home), name);
+    const pick = (row: Row) => {
+      if (row.liveness === "dead") return true;
+      if (row.liveness !== "unknown" || olderThanMs === null) return false;
+      const t = row.registered_at === null ? null : parseTime(row.registered_at);
+      return t !== null && now - t > olderThanMs;
+    };
+    const run = () => {
+      const r = removeWhere(home, name, judge, pick, dryRun);
+      seen += r.seen;
+      removed.push(...r.removed);
+    };
+    if (dryRun) run();
+    else await withLock(dir, run);
+  }
+  sortRows(removed);
+  const dead = removed.filter((r) => r.liveness === "dead").length;
+  return {
+    removed,
+    dead_removed: dead,
+    unknown_removed: removed.length - dead,
+    kept: seen - removed.length,
+  };
+}

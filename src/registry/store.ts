@@ -1,0 +1,279 @@
+/**
+ * The on-disk store: `<home>/sessions/<host>/<pid>.json`. Reads never follow a symlink,
+ * never open a FIFO or device, and read at most 64 KiB; writes are atomic (temp file in the
+ * same directory, then rename); every mutation holds the host directory's advisory lock.
+ */
+import { ioError, RosterError } from "../errors.ts";
+import {
+  hostDirName,
+  malformedRow,
+  MAX_RECORD_BYTES,
+  RECORD_NAME,
+  type SessionRecord,
+  validateRecord,
+} from "./record.ts";
+
+const SEP = Deno.build.os === "windows" ? "\\" : "/";
+export const join = (...parts: string[]) => parts.join(SEP);
+
+export const LOCK_NAME = ".lock";
+const LOCK_TIMEOUT_MS = 10_000;
+
+/** One file read from the store: a valid record, or why it is not one. */
+export type Entry =
+  | { ok: true; path: string; record: SessionRecord; mtimeMs: number | null }
+  | {
+    ok: false;
+    path: string;
+    filePid: number;
+    hostDir: string;
+    mtimeMs: number | null;
+    problem: string;
+  };
+
+export function malformedFrom(e: Extract<Entry, { ok: false }>) {
+  return malformedRow(e.path, e.filePid, e.hostDir, e.mtimeMs, e.problem);
+}
+
+export function sessionsDir(home: string): string {
+  return join(home, "sessions");
+}
+
+export function hostDir(home: string, host: string): string {
+  return join(home, "sessions", hostDirName(host));
+}
+
+export function recordPath(home: string, host: string, pid: number): string {
+  return join(hostDir(home, host), `${pid}.json`);
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+const uid = Deno.build.os === "windows" ? null : Deno.uid();
+
+/**
+ * Reads one record file safely. Returns null when the file vanished (a racing prune or
+ * unregister): it is simply not there any more.
+ */
+export function readEntry(dir: string, hostDirNameValue: string, name: string): Entry | null {
+  const m = RECORD_NAME.exec(name);
+  if (!m) return null;
+  const filePid = Number(m[1]);
+  const path = join(dir, name);
+  const bad = (problem: string, mtimeMs: number | null): Entry => ({
+    ok: false,
+    path,
+    filePid,
+    hostDir: hostDirNameValue,
+    mtimeMs,
+    problem,
+  });
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    return bad(`cannot stat: ${errText(err)}`, null);
+  }
+  const mtimeMs = info.mtime?.getTime() ?? null;
+  if (info.isSymlink) return bad("is a symbolic link", mtimeMs);
+  if (!info.isFile) return bad("not a regular file", mtimeMs);
+  if (info.size > MAX_RECORD_BYTES) return bad("larger than 64 KiB", mtimeMs);
+  if (uid !== null && info.uid !== uid) return bad("owned by another user", mtimeMs);
+  if (info.mode !== null && (info.mode & 0o022) !== 0) {
+    return bad("writable by group or others", mtimeMs);
+  }
+  let bytes: Uint8Array;
+  try {
+    using file = Deno.openSync(path, { read: true });
+    const opened = file.statSync();
+    // The name may have been swapped for a link or a FIFO between lstat and open.
+    if (!opened.isFile || opened.ino !== info.ino || opened.dev !== info.dev) {
+      return bad("changed while being read", mtimeMs);
+    }
+    bytes = readAtMost(file, MAX_RECORD_BYTES + 1);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    return bad(`cannot read: ${errText(err)}`, mtimeMs);
+  }
+  if (bytes.length > MAX_RECORD_BYTES) return bad("larger than 64 KiB", mtimeMs);
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return bad("not valid UTF-8", mtimeMs);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return bad("not valid JSON", mtimeMs);
+  }
+  const checked = validateRecord(value, filePid);
+  if ("problem" in checked) return bad(checked.problem, mtimeMs);
+  return { ok: true, path, record: checked.record, mtimeMs };
+}
+
+function readAtMost(file: Deno.FsFile, limit: number): Uint8Array {
+  const buf = new Uint8Array(limit);
+  let off = 0;
+  while (off < limit) {
+    const n = file.readSync(buf.subarray(off));
+    if (n === null || n === 0) break;
+    off += n;
+  }
+  return buf.subarray(0, off);
+}
+
+/** The names of the host directories under sessions/ (empty when the store does not exist). */
+export function listHostDirs(home: string): string[] {
+  const names: string[] = [];
+  try {
+    for (const e of Deno.readDirSync(sessionsDir(home))) {
+      if (e.isDirectory) names.push(e.name);
+    }
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return [];
+    throw ioError("Could not read the store", sessionsDir(home), err);
+  }
+  return names.sort();
+}
+
+/** Every record-named file in one host directory, read safely. */
+export function readHostDir(home: string, hostDirNameValue: string): Entry[] {
+  const dir = join(sessionsDir(home), hostDirNameValue);
+  const out: Entry[] = [];
+  let names: string[];
+  try {
+    names = [];
+    for (const e of Deno.readDirSync(dir)) names.push(e.name);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return [];
+    throw ioError("Could not read the store", dir, err);
+  }
+  for (const name of names) {
+    const entry = readEntry(dir, hostDirNameValue, name);
+    if (entry !== null) out.push(entry);
+  }
+  return out;
+}
+
+/**
+ * Creates home, sessions/ and the host directory (0700), tightening any that is looser.
+ * Home is tightened only when it is ours and not a shared sticky directory such as /tmp.
+ */
+export function ensureHostDir(home: string, host: string): string {
+  const dir = hostDir(home, host);
+  try {
+    const homeInfo = Deno.statSync(home);
+    if (!homeInfo.isDirectory) throw new RosterError(`Home is not a directory: ${home}`);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw ioError("Could not use home", home, err);
+  }
+  try {
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw ioError("Could not create the store", dir, err);
+  }
+  if (Deno.build.os !== "windows") {
+    tighten(home, true);
+    tighten(sessionsDir(home), false);
+    tighten(dir, false);
+  }
+  return dir;
+}
+
+function tighten(path: string, isHome: boolean) {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch (err) {
+    throw ioError("Could not use the store", path, err);
+  }
+  if (info.isSymlink && isHome) info = Deno.statSync(path);
+  if (!info.isDirectory) throw new RosterError(`Store path is not a directory: ${path}`);
+  const mode = info.mode ?? 0;
+  if ((mode & 0o077) === 0) return;
+  if (isHome && (info.uid !== uid || (mode & 0o1000) !== 0)) return;
+  if (info.uid !== uid) {
+    throw new RosterError(`Store directory belongs to another user: ${path}`);
+  }
+  try {
+    Deno.chmodSync(path, 0o700);
+  } catch (err) {
+    throw ioError("Could not tighten permissions", path, err);
+  }
+}
+
+/**
+ * Writes a file atomically: a fresh temp file in the same directory (0600, created
+ * exclusively), flushed to disk, then renamed over the target. On any failure the temp
+ * file is removed and the old file is untouched.
+ */
+export function writeAtomic(path: string, data: string) {
+  const tmp = `${path}.${Deno.pid}.${randomHex()}.tmp`;
+  try {
+    using file = Deno.openSync(tmp, { write: true, createNew: true, mode: 0o600 });
+    const bytes = new TextEncoder().encode(data);
+    let off = 0;
+    while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+    file.syncDataSync();
+  } catch (err) {
+    removeQuietly(tmp);
+    throw ioError("Could not write", path, err);
+  }
+  try {
+    Deno.renameSync(tmp, path);
+  } catch (err) {
+    removeQuietly(tmp);
+    throw ioError("Could not write", path, err);
+  }
+}
+
+export function removeQuietly(path: string) {
+  try {
+    Deno.removeSync(path);
+  } catch { /* already gone */ }
+}
+
+export function randomHex(bytes = 6): string {
+  const b = crypto.getRandomValues(new Uint8Array(bytes));
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Holds the advisory lock of one directory while `fn` runs. Waits at most 10 s: a holder
+ * that hangs must not hang every hook behind it. flock locks die with their process, so a
+ * crashed holder never blocks the store.
+ */
+export async function withLock<T>(dir: string, fn: () => T | Promise<T>): Promise<T> {
+  const path = join(dir, LOCK_NAME);
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
+  } catch (err) {
+    throw ioError("Could not open the lock", path, err);
+  }
+  try {
+    if (!file.tryLockSync(true)) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new RosterError(`Could not take the store lock in 10 s: ${path}`)),
+          LOCK_TIMEOUT_MS,
+        );
+      });
+      try {
+        await Promise.race([file.lock(true), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    return await fn();
+  } finally {
+    file.close();
+  }
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

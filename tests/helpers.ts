@@ -1,0 +1,137 @@
+/**
+ * Test helpers: disposable temp homes, the CLI run exactly as a hook would run it, and real
+ * child processes (spawned, killed, reaped) for liveness.
+ */
+export const MAIN = new URL("../main.ts", import.meta.url).pathname;
+export const ROOT = new URL("../", import.meta.url).pathname;
+export const PERMS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-sys",
+  "--allow-run",
+  "--allow-ffi",
+];
+
+export interface TempDir extends AsyncDisposable {
+  path: string;
+}
+
+export async function tempDir(prefix = "roster-test-"): Promise<TempDir> {
+  const path = await Deno.makeTempDir({ prefix });
+  return {
+    path,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(path, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  env?: Record<string, string>;
+  cwd?: string;
+  stdin?: string;
+  /** Environment variables to remove (the test runner's own may leak in). */
+  clearEnv?: boolean;
+}
+
+const LEAKY = [
+  "ROSTER_HOME",
+  "ROSTER_SESSION_PID",
+  "CLAUDE_PID",
+  "ROSTER_AGENT",
+  "ROSTER_SESSION_ID",
+  "CLAUDE_CODE_SESSION_ID",
+  "TMUX_PANE",
+  "ROSTER_RUNTIME",
+];
+
+function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env = Deno.env.toObject();
+  for (const k of LEAKY) delete env[k];
+  return { ...env, NO_COLOR: "1", ...extra };
+}
+
+/** The roster command line a hook would run: `deno run <perms> main.ts ...args`. */
+export function cliArgs(args: string[]): string[] {
+  return ["run", "--quiet", ...PERMS, MAIN, ...args];
+}
+
+export async function roster(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: cliArgs(args),
+    env: childEnv(opts.env),
+    clearEnv: true,
+    cwd: opts.cwd,
+    stdin: opts.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (opts.stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(opts.stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** Runs roster with `--home` and `--json` and parses stdout, failing loudly on a bad exit. */
+export async function rosterJson<T = unknown>(
+  home: string,
+  args: string[],
+  opts: CliOptions = {},
+): Promise<T> {
+  const r = await roster([...args, "--home", home, "--json"], opts);
+  if (r.code !== 0) {
+    throw new Error(`roster ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+  }
+  return JSON.parse(r.stdout) as T;
+}
+
+export interface Sleeper extends AsyncDisposable {
+  pid: number;
+  /** SIGKILL and reap: afterwards the pid is gone. */
+  kill(): Promise<void>;
+}
+
+/** A real child process that lives until killed. */
+export function spawnSleeper(seconds = 300): Sleeper {
+  const child = new Deno.Command("sleep", {
+    args: [String(seconds)],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  })
+    .spawn();
+  let done = false;
+  const kill = async () => {
+    if (done) return;
+    done = true;
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await child.status;
+  };
+  return { pid: child.pid, kill, [Symbol.asyncDispose]: kill };
+}
+
+export function writeJson(path: string, value: unknown) {
+  Deno.writeTextFileSync(path, JSON.stringify(value));
+  Deno.chmodSync(path, 0o600);
+}
+
+export function hostName(): string {
+  return Deno.hostname();
+}
+
+export function hostDir(home: string): string {
+  return `${home}/sessions/${Deno.hostname().replace(/[^A-Za-z0-9._-]/g, "_")}`;
+}

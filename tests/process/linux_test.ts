@@ -1,0 +1,115 @@
+import { assert, assertEquals } from "../assert.ts";
+import {
+  isDeadState,
+  linuxBackend,
+  parseBtime,
+  parseCmdline,
+  parseStat,
+} from "../../src/process/linux.ts";
+import { spawnSleeper, tempDir } from "../helpers.ts";
+
+const tail = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 424242 20 21";
+
+Deno.test("parseStat", async (t) => {
+  await t.step("plain name", () => {
+    const s = parseStat(`123 (bash) ${tail}`);
+    assertEquals(s, { pid: 123, comm: "bash", state: "S", ppid: 1, starttime: "424242" });
+  });
+  await t.step("name with spaces and parentheses splits at the last paren", () => {
+    const s = parseStat(`77 (a) b (c)) ) ${tail.replace(/^S 1/, "Z 9")}`);
+    assertEquals(s?.comm, "a) b (c)) ");
+    assertEquals(s?.state, "Z");
+    assertEquals(s?.ppid, 9);
+    assertEquals(s?.starttime, "424242");
+  });
+  await t.step("name that looks like fields", () => {
+    const s = parseStat(`5 (x 1 2 3) ${tail}`);
+    assertEquals(s?.comm, "x 1 2 3");
+    assertEquals(s?.starttime, "424242");
+  });
+  await t.step("garbage is null", () => {
+    assertEquals(parseStat(""), null);
+    assertEquals(parseStat("123 bash S 1"), null);
+    assertEquals(parseStat("123 (bash) S 1 2"), null);
+    assertEquals(parseStat(`abc (bash) ${tail}`), null);
+    assertEquals(parseStat(`1 (b) ${tail.replace("424242", "-5")}`), null);
+  });
+});
+
+Deno.test("small /proc parsers", async (t) => {
+  await t.step("btime", () => {
+    assertEquals(parseBtime("cpu 1 2\nbtime 1764441692\nprocesses 5\n"), 1764441692);
+    assertEquals(parseBtime("cpu 1 2\n"), null);
+  });
+  await t.step("cmdline", () => {
+    const enc = new TextEncoder();
+    assertEquals(parseCmdline(enc.encode("node\0/usr/bin/claude\0--x\0")), [
+      "node",
+      "/usr/bin/claude",
+      "--x",
+    ]);
+    assertEquals(parseCmdline(enc.encode("")), []);
+  });
+  await t.step("dead states", () => {
+    assert(isDeadState("Z") && isDeadState("X") && isDeadState("x"));
+    assert(!isDeadState("S") && !isDeadState("R") && !isDeadState("D"));
+  });
+});
+
+Deno.test("linuxBackend on the real /proc", async (t) => {
+  const b = linuxBackend();
+  await t.step("this process exists with a token and a sane start time", () => {
+    const p = b.probe(Deno.pid);
+    assert(p.kind === "exists");
+    assert(p.info.startToken !== null && /^\d+$/.test(p.info.startToken));
+    assertEquals(p.info.ppid, Deno.ppid);
+    assert(p.info.startedAtMs !== null && Math.abs(p.info.startedAtMs - Date.now()) < 3_600_000);
+    assert(!p.info.zombie);
+  });
+  await t.step("a killed and reaped child is gone", async () => {
+    const s = spawnSleeper();
+    assertEquals(b.probe(s.pid).kind, "exists");
+    await s.kill();
+    assertEquals(b.probe(s.pid).kind, "gone");
+  });
+  await t.step("boot id is a UUID and read once", () => {
+    const id = b.bootId();
+    assert(id !== null && /^[0-9a-f-]{36}$/.test(id));
+    assertEquals(b.bootId(), id);
+  });
+  await t.step("command of this process names deno", () => {
+    const c = b.command(Deno.pid);
+    assert(c.exe?.endsWith("deno"));
+    assert(c.argv && c.argv.length > 1);
+  });
+});
+
+Deno.test("linuxBackend with an injected /proc root", async (t) => {
+  await using root = await tempDir();
+  const p = root.path;
+  Deno.mkdirSync(`${p}/4242`);
+  Deno.writeTextFileSync(`${p}/4242/stat`, `4242 (my (odd) name) ${tail}`);
+  Deno.mkdirSync(`${p}/4343`);
+  Deno.writeTextFileSync(`${p}/4343/stat`, `4343 (zz) ${tail.replace(/^S/, "Z")}`);
+  Deno.writeTextFileSync(`${p}/stat`, "btime 1000\n");
+  Deno.mkdirSync(`${p}/sys/kernel/random`, { recursive: true });
+  Deno.writeTextFileSync(`${p}/sys/kernel/random/boot_id`, "abc\n");
+  const b = linuxBackend(p);
+  await t.step("decodes a fixture process", () => {
+    const r = b.probe(4242);
+    assert(r.kind === "exists");
+    assertEquals(r.info.startToken, "424242");
+    assertEquals(r.info.name, "my (odd) name");
+    assertEquals(r.info.startedAtMs, 1000 * 1000 + 4242420);
+  });
+  await t.step("zombie state", () => {
+    const r = b.probe(4343);
+    assert(r.kind === "exists" && r.info.zombie);
+  });
+  await t.step("a stat whose pid differs is not trusted", () => {
+    Deno.mkdirSync(`${p}/4444`);
+    Deno.writeTextFileSync(`${p}/4444/stat`, `4445 (x) ${tail}`);
+    assertEquals(b.probe(4444).kind, "unsupported");
+  });
+  await t.step("boot id from the injected root", () => assertEquals(b.bootId(), "abc"));
+});

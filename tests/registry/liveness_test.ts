@@ -1,0 +1,99 @@
+import { assertEquals } from "../assert.ts";
+import { type Here, judge } from "../../src/registry/liveness.ts";
+import type { Probe, ProcessInfo } from "../../src/process/types.ts";
+import { exactTokens } from "../../src/process/types.ts";
+
+const info = (over: Partial<ProcessInfo> = {}): ProcessInfo => ({
+  pid: 10,
+  ppid: 1,
+  startToken: "T1",
+  startedAtMs: 0,
+  zombie: false,
+  name: "x",
+  ...over,
+});
+const rec = { host: "h", boot_id: "B1", start_token: "T1" as string | null, session_pid: 10 };
+const here: Here = { host: "h", bootId: "B1" };
+const run = (r: typeof rec, p: Probe, h = here, cmp = exactTokens) => judge(r, h, () => p, cmp);
+const exists = (o?: Partial<ProcessInfo>): Probe => ({ kind: "exists", info: info(o) });
+
+Deno.test("liveness matrix", async (t) => {
+  await t.step(
+    "running",
+    () => assertEquals(run(rec, exists()), { liveness: "alive", reason: "running" }),
+  );
+  await t.step(
+    "pid-only when the record has no token",
+    () =>
+      assertEquals(run({ ...rec, start_token: null }, exists()), {
+        liveness: "alive",
+        reason: "pid-only",
+      }),
+  );
+  await t.step(
+    "exited",
+    () => assertEquals(run(rec, { kind: "gone" }), { liveness: "dead", reason: "exited" }),
+  );
+  await t.step(
+    "zombie",
+    () => assertEquals(run(rec, exists({ zombie: true })), { liveness: "dead", reason: "zombie" }),
+  );
+  await t.step(
+    "zombie even without a recorded token",
+    () =>
+      assertEquals(run({ ...rec, start_token: null }, exists({ zombie: true })).liveness, "dead"),
+  );
+  await t.step(
+    "pid-reused",
+    () =>
+      assertEquals(run(rec, exists({ startToken: "T2" })), {
+        liveness: "dead",
+        reason: "pid-reused",
+      }),
+  );
+  await t.step(
+    "rebooted wins over a matching token",
+    () =>
+      assertEquals(run(rec, exists(), { host: "h", bootId: "B2" }), {
+        liveness: "dead",
+        reason: "rebooted",
+      }),
+  );
+  await t.step(
+    "no boot id here: judged by token alone",
+    () => assertEquals(run(rec, exists(), { host: "h", bootId: null }).reason, "running"),
+  );
+  await t.step("other host is unknown and never probed", () => {
+    let probed = false;
+    const v = judge(rec, { host: "other", bootId: "B1" }, () => {
+      probed = true;
+      return { kind: "gone" };
+    }, exactTokens);
+    assertEquals(v, { liveness: "unknown", reason: "other-host" });
+    assertEquals(probed, false);
+  });
+  await t.step(
+    "unverifiable: exists but token unreadable",
+    () =>
+      assertEquals(run(rec, exists({ startToken: null })), {
+        liveness: "unknown",
+        reason: "unverifiable",
+      }),
+  );
+  await t.step(
+    "unsupported",
+    () =>
+      assertEquals(run(rec, { kind: "unsupported" }), {
+        liveness: "unknown",
+        reason: "unsupported",
+      }),
+  );
+  await t.step(
+    "uncertain token comparison is unknown, never dead",
+    () =>
+      assertEquals(run(rec, exists({ startToken: "T9" }), here, () => "uncertain"), {
+        liveness: "unknown",
+        reason: "unverifiable",
+      }),
+  );
+});
