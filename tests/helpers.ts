@@ -4,14 +4,8 @@
  */
 export const MAIN = new URL("../main.ts", import.meta.url).pathname;
 export const ROOT = new URL("../", import.meta.url).pathname;
-export const PERMS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-sys",
-  "--allow-run",
-  "--allow-ffi",
-];
+/** Linux needs all access: Deno gates every /proc read behind --allow-all (docs/decisions.md). */
+export const PERMS = ["--allow-all"];
 
 export interface TempDir extends AsyncDisposable {
   path: string;

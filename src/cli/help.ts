@@ -7,7 +7,10 @@ function flagLines(flags: FlagSpec[]): string[] {
     (f.short ? `-${f.short}, ` : "    ") + `--${f.name}` + (f.value ? ` ${f.value}` : "")
   );
   const width = Math.max(...left.map((l) => l.length)) + 2;
-  return flags.map((f, i) => `  ${left[i].padEnd(width)}${f.help}`);
+  return flags.flatMap((f, i) => {
+    const [first, ...rest] = wrap(f.help, 96 - width);
+    return [`  ${left[i].padEnd(width)}${first}`, ...rest.map((l) => " ".repeat(width + 2) + l)];
+  });
 }
 
 export function mainHelp(): string {

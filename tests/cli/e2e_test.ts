@@ -1,0 +1,297 @@
+/**
+ * End to end: the CLI run exactly as a hook runs it (`deno run ... main.ts ...`), against
+ * real processes and a temp home.
+ */
+import { assert, assertEquals, assertMatch } from "../assert.ts";
+import {
+  cliArgs,
+  hostDir,
+  roster,
+  rosterJson,
+  spawnSleeper,
+  tempDir,
+  writeJson,
+} from "../helpers.ts";
+import type { Row } from "../../src/registry/record.ts";
+
+type Prune = { removed: Row[]; dead_removed: number; unknown_removed: number; kept: number };
+
+const rowOf = (rows: Row[], pid: number) => rows.find((r) => r.session_pid === pid);
+
+Deno.test("liveness of real processes", async (t) => {
+  await using home = await tempDir();
+  await t.step("a live child is alive/running", async () => {
+    await using s = spawnSleeper();
+    const row = await rosterJson<Row>(home.path, [
+      "register",
+      "--pid",
+      String(s.pid),
+      "--agent",
+      "t",
+    ]);
+    assertEquals([row.liveness, row.reason, row.pid_source, row.pid_verified], [
+      "alive",
+      "running",
+      "flag",
+      false,
+    ]);
+    const rows = await rosterJson<Row[]>(home.path, ["list"]);
+    assertEquals(rowOf(rows, s.pid)?.reason, "running");
+  });
+  await t.step(
+    "killed and reaped it is dead/exited, hidden by default, shown with --all",
+    async () => {
+      const s = spawnSleeper();
+      await rosterJson(home.path, ["register", "--pid", String(s.pid)]);
+      await s.kill();
+      assertEquals(rowOf(await rosterJson<Row[]>(home.path, ["list"]), s.pid), undefined);
+      const all = await rosterJson<Row[]>(home.path, ["list", "--all"]);
+      assertEquals([rowOf(all, s.pid)?.liveness, rowOf(all, s.pid)?.reason], ["dead", "exited"]);
+      const dead = await rosterJson<Row[]>(home.path, ["list", "--state", "dead"]);
+      assert(dead.every((r) => r.liveness === "dead") && rowOf(dead, s.pid) !== undefined);
+    },
+  );
+  await t.step("a zombie child is dead/zombie", async () => {
+    // bash starts a child that exits at once, then execs sleep, which never reaps it.
+    const parent = new Deno.Command("bash", {
+      args: ["-c", "sleep 0 & echo $!; exec sleep 60"],
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const reader = parent.stdout.getReader();
+    const { value } = await reader.read();
+    reader.releaseLock();
+    const zpid = Number(new TextDecoder().decode(value).trim());
+    try {
+      for (let i = 0; i < 100; i++) {
+        const st = Deno.readTextFileSync(`/proc/${zpid}/stat`);
+        if (st.slice(st.lastIndexOf(")") + 2).startsWith("Z")) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // A zombie cannot be registered (it is not running): plant its record by hand.
+      const row = await rosterJson<Row>(home.path, ["register", "--pid", String(Deno.pid)]);
+      const path = `${hostDir(home.path)}/${zpid}.json`;
+      writeJson(path, { ...row, session_pid: zpid, start_token: null });
+      const all = await rosterJson<Row[]>(home.path, ["list", "--all"]);
+      assertEquals([rowOf(all, zpid)?.liveness, rowOf(all, zpid)?.reason], ["dead", "zombie"]);
+    } finally {
+      parent.kill("SIGKILL");
+      await parent.status;
+      await parent.stdout.cancel().catch(() => {});
+    }
+  });
+  await t.step("another boot id is dead/rebooted", async () => {
+    await using s = spawnSleeper();
+    const row = await rosterJson<Row>(home.path, ["register", "--pid", String(s.pid)]);
+    writeJson(row.path, { ...row, boot_id: "00000000-0000-0000-0000-000000000000" });
+    const r = rowOf(await rosterJson<Row[]>(home.path, ["list", "--all"]), s.pid);
+    assertEquals([r?.liveness, r?.reason], ["dead", "rebooted"]);
+  });
+  await t.step(
+    "another host's record is unknown/other-host and survives a plain prune",
+    async () => {
+      await using s = spawnSleeper();
+      const row = await rosterJson<Row>(home.path, ["register", "--pid", String(s.pid)]);
+      Deno.mkdirSync(`${home.path}/sessions/elsewhere`, { recursive: true });
+      const other = `${home.path}/sessions/elsewhere/${s.pid}.json`;
+      writeJson(other, { ...row, host: "elsewhere" });
+      const r = (await rosterJson<Row[]>(home.path, ["list"])).find((x) => x.path === other);
+      assertEquals([r?.liveness, r?.reason], ["unknown", "other-host"]);
+      await s.kill();
+      const p = await rosterJson<Prune>(home.path, ["prune"]);
+      assert(p.removed.every((x) => x.path !== other));
+      assert(Deno.statSync(other).isFile);
+    },
+  );
+});
+
+Deno.test({
+  name: "real PID reuse through ns_last_pid is dead/pid-reused",
+  ignore: !canForcePid(),
+  async fn() {
+    await using home = await tempDir();
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const first = spawnSleeper();
+      const pid = first.pid;
+      const row = await rosterJson<Row>(home.path, ["register", "--pid", String(pid)]);
+      assertEquals(row.reason, "running");
+      await first.kill();
+      Deno.writeTextFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
+      await using second = spawnSleeper();
+      if (second.pid !== pid) continue; // another fork won the race: try again
+      // The stale record now names a live process, but not the one that registered.
+      const r = rowOf(await rosterJson<Row[]>(home.path, ["list", "--all"]), pid);
+      assertEquals([r?.liveness, r?.reason], ["dead", "pid-reused"]);
+      return;
+    }
+    throw new Error("Could not force PID reuse in 8 attempts");
+  },
+});
+
+function canForcePid(): boolean {
+  try {
+    Deno.openSync("/proc/sys/kernel/ns_last_pid", { write: true }).close();
+    return true;
+  } catch {
+    console.log("skipped: /proc/sys/kernel/ns_last_pid is not writable (needs root on Linux)");
+    return false;
+  }
+}
+
+Deno.test("register finds a fake harness named claude among its ancestors", async () => {
+  await using dir = await tempDir();
+  await using home = await tempDir();
+  const fake = `${dir.path}/claude`;
+  Deno.copyFileSync("/bin/bash", fake);
+  Deno.chmodSync(fake, 0o755);
+  const cmd = [Deno.execPath(), ...cliArgs(["register", "--home", home.path, "--json"])]
+    .map((a) => `'${a}'`).join(" ");
+  const env = Deno.env.toObject();
+  delete env.ROSTER_SESSION_PID;
+  delete env.CLAUDE_PID;
+  // `; true` keeps the fake harness from exec-ing into its child.
+  const child2 = new Deno.Command(fake, {
+    args: ["-c", `${cmd}; true`],
+    stdout: "piped",
+    stderr: "piped",
+    env,
+    clearEnv: true,
+  }).spawn();
+  const out2 = await child2.output();
+  assertEquals(out2.code, 0, new TextDecoder().decode(out2.stderr));
+  const row = JSON.parse(new TextDecoder().decode(out2.stdout)) as Row;
+  assertEquals(row.session_pid, child2.pid);
+  assertEquals([row.pid_source, row.pid_verified, row.agent], ["ancestor", true, "claude"]);
+});
+
+Deno.test("20 concurrent register+prune pairs leave exactly the live records, each whole", async () => {
+  await using home = await tempDir();
+  const sleepers = Array.from({ length: 20 }, () => spawnSleeper());
+  try {
+    const results = await Promise.all(sleepers.flatMap((s) => [
+      roster(["register", "--pid", String(s.pid), "--home", home.path, "--quiet"]),
+      roster(["prune", "--home", home.path, "--json"]),
+    ]));
+    for (const r of results) assertEquals(r.code, 0, r.stderr);
+    const names = [...Deno.readDirSync(hostDir(home.path))].map((e) => e.name).sort();
+    assertEquals(names, [".lock", ...sleepers.map((s) => `${s.pid}.json`)].sort());
+    const rows = await rosterJson<Row[]>(home.path, ["list"]);
+    assertEquals(rows.length, 20);
+    assert(rows.every((r) => r.liveness === "alive" && !r.malformed));
+  } finally {
+    for (const s of sleepers) await s.kill();
+  }
+});
+
+Deno.test("register: owner precedence and refresh", async (t) => {
+  await using home = await tempDir();
+  await using a = spawnSleeper();
+  await using b = spawnSleeper();
+  await t.step("--pid beats ROSTER_SESSION_PID beats CLAUDE_PID", async () => {
+    const env = { ROSTER_SESSION_PID: String(a.pid), CLAUDE_PID: String(b.pid) };
+    let row = await rosterJson<Row>(home.path, ["register", "--pid", String(b.pid)], { env });
+    assertEquals([row.session_pid, row.pid_source], [b.pid, "flag"]);
+    row = await rosterJson<Row>(home.path, ["register"], { env });
+    assertEquals([row.session_pid, row.pid_source], [a.pid, "ROSTER_SESSION_PID"]);
+    row = await rosterJson<Row>(home.path, ["register"], { env: { CLAUDE_PID: String(b.pid) } });
+    assertEquals([row.session_pid, row.pid_source], [b.pid, "CLAUDE_PID"]);
+  });
+  await t.step("a set but invalid value is an error, never a fall-through", async () => {
+    for (const bad of ["", "0", "-1", "abc", "1e3", " 42", "42abc", "99999999999"]) {
+      const r = await roster(["register", "--home", home.path], {
+        env: { ROSTER_SESSION_PID: bad, CLAUDE_PID: String(a.pid) },
+      });
+      assertEquals(r.code, 2, bad);
+      assertMatch(r.stderr, /^roster: Invalid ROSTER_SESSION_PID: /);
+      assertEquals(r.stdout, "");
+    }
+  });
+  await t.step("a pid that is not running is an error", async () => {
+    const s = spawnSleeper();
+    await s.kill();
+    const r = await roster(["register", "--home", home.path, "--pid", String(s.pid)]);
+    assertEquals(r.code, 2);
+    assertMatch(r.stderr, /Invalid --pid: no running process has pid/);
+  });
+  await t.step("re-registering refreshes one file", async () => {
+    const r1 = await rosterJson<Row>(home.path, [
+      "register",
+      "--pid",
+      String(a.pid),
+      "--agent",
+      "x",
+    ]);
+    const r2 = await rosterJson<Row>(home.path, [
+      "register",
+      "--pid",
+      String(a.pid),
+      "--agent",
+      "y",
+    ], {
+      env: { ROSTER_SESSION_ID: "s-1", TMUX_PANE: "%3" },
+    });
+    assertEquals(r1.path, r2.path);
+    const rows = await rosterJson<Row[]>(home.path, ["list", "--agent", "y"]);
+    assertEquals(rows.map((r) => [r.session_pid, r.session_id, r.tmux_pane]), [[
+      a.pid,
+      "s-1",
+      "%3",
+    ]]);
+    assertEquals((await rosterJson<Row[]>(home.path, ["list", "--agent", "x"])).length, 0);
+  });
+  await t.step("register removes dead records but never unknown ones", async () => {
+    const dead = spawnSleeper();
+    const row = await rosterJson<Row>(home.path, ["register", "--pid", String(dead.pid)]);
+    await dead.kill();
+    const bogus = `${hostDir(home.path)}/777777.json`;
+    Deno.writeTextFileSync(bogus, "{}");
+    Deno.chmodSync(bogus, 0o600);
+    await rosterJson(home.path, ["register", "--pid", String(a.pid)]);
+    assert(!exists(row.path));
+    assert(exists(bogus));
+  });
+  await t.step("quiet prints nothing; plain prints one line", async () => {
+    const q = await roster(["register", "--home", home.path, "--pid", String(a.pid), "--quiet"]);
+    assertEquals([q.code, q.stdout, q.stderr], [0, "", ""]);
+    const p = await roster([
+      "register",
+      "--home",
+      home.path,
+      "--pid",
+      String(a.pid),
+      "--agent",
+      "zed",
+    ]);
+    assertEquals(p.stdout, `Registered zed session ${a.pid} (alive: running)\n`);
+  });
+  await t.step("--cwd must exist and is stored as its real path", async () => {
+    const bad = await roster([
+      "register",
+      "--home",
+      home.path,
+      "--pid",
+      String(a.pid),
+      "--cwd",
+      "/no/such",
+    ]);
+    assertEquals(bad.code, 2);
+    assertMatch(bad.stderr, /Invalid --cwd: no such directory: \/no\/such/);
+    const row = await rosterJson<Row>(home.path, [
+      "register",
+      "--pid",
+      String(a.pid),
+      "--cwd",
+      "/tmp/../tmp",
+    ]);
+    assertEquals(row.cwd, Deno.realPathSync("/tmp"));
+  });
+});
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,156 @@
+import { assertEquals, assertThrows } from "../assert.ts";
+import { matchHarness, parsePid, resolveOwner } from "../../src/registry/owner.ts";
+import { UsageError } from "../../src/errors.ts";
+import type { ProcessBackend } from "../../src/process/types.ts";
+import { exactTokens } from "../../src/process/types.ts";
+
+Deno.test("matchHarness", async (t) => {
+  const m = (name: string | null, exe: string | null, argv: string[] | null) =>
+    matchHarness(name, { exe, argv });
+  await t.step(
+    "native executable by base name",
+    () =>
+      assertEquals(m("codex", "/usr/local/bin/codex", ["codex"]), {
+        agent: "codex",
+        runtime: null,
+      }),
+  );
+  await t.step(
+    "process name alone",
+    () => assertEquals(m("claude", null, null), { agent: "claude", runtime: null }),
+  );
+  await t.step(
+    "a harness run by node shows as node .../claude",
+    () =>
+      assertEquals(m("node", "/usr/bin/node", ["node", "--no-warnings", "/usr/local/bin/claude"]), {
+        agent: "claude",
+        runtime: "node",
+      }),
+  );
+  await t.step("an npm package entry script", () =>
+    assertEquals(
+      m("node", "/usr/bin/node", [
+        "node",
+        "/usr/lib/node_modules/@google/gemini-cli/dist/index.js",
+      ]),
+      { agent: "gemini", runtime: "node" },
+    ));
+  await t.step(
+    "a versioned native install",
+    () =>
+      assertEquals(m("2.0.14", "/home/u/.local/share/claude/versions/2.0.14", ["claude"]), {
+        agent: "claude",
+        runtime: null,
+      }),
+  );
+  await t.step(
+    "python running aider",
+    () =>
+      assertEquals(m("python3", "/usr/bin/python3.11", ["python3", "/home/u/.local/bin/aider"]), {
+        agent: "aider",
+        runtime: "python3.11",
+      }),
+  );
+  await t.step("shells, runtimes with other scripts and look-alikes are not harnesses", () => {
+    assertEquals(m("bash", "/usr/bin/bash", ["bash", "-c", "claude"]), null);
+    assertEquals(m("node", "/usr/bin/node", ["node", "server.js"]), null);
+    assertEquals(m("claudette", "/usr/bin/claudette", ["claudette"]), null);
+    assertEquals(m("1.2.3", "/opt/1.2.3", ["1.2.3"]), null);
+  });
+});
+
+Deno.test("parsePid accepts only positive decimal integers", () => {
+  assertEquals(parsePid("42", "--pid"), 42);
+  for (
+    const bad of ["", "0", "-1", "1e3", " 42", "42 ", "42abc", "0x10", "+5", "4.0", "99999999999"]
+  ) {
+    const err = assertThrows(() => parsePid(bad, "--pid"), UsageError);
+    assertEquals(err.message.startsWith("Invalid --pid: expected a positive integer"), true, bad);
+  }
+});
+
+/** A process tree as data: pure precedence logic needs no real processes. */
+function treeBackend(tree: Record<number, { ppid: number; name: string }>): ProcessBackend {
+  return {
+    name: "test",
+    probe: (pid) =>
+      tree[pid]
+        ? {
+          kind: "exists",
+          info: {
+            pid,
+            ppid: tree[pid].ppid,
+            startToken: "t",
+            startedAtMs: 0,
+            zombie: false,
+            name: tree[pid].name,
+          },
+        }
+        : { kind: "gone" },
+    bootId: () => null,
+    command: (pid) => ({ exe: tree[pid] ? `/bin/${tree[pid].name}` : null, argv: null }),
+    compareTokens: exactTokens,
+  };
+}
+
+Deno.test("resolveOwner precedence", async (t) => {
+  const tree = {
+    1: { ppid: 0, name: "init" },
+    10: { ppid: 1, name: "claude" },
+    20: { ppid: 10, name: "bash" },
+    30: { ppid: 20, name: "uv" },
+    40: { ppid: 30, name: "deno" },
+    99: { ppid: 1, name: "codex" },
+  };
+  const b = treeBackend(tree);
+  const env = (vars: Record<string, string>) => (n: string) => vars[n];
+  const base = { selfPid: 40, selfPpid: 30 };
+  await t.step("nearest harness ancestor, through any intermediate", () => {
+    const o = resolveOwner({ ...base, env: env({}) }, b);
+    assertEquals([o.pid, o.source, o.verified, o.harness?.agent], [10, "ancestor", true, "claude"]);
+  });
+  await t.step("--pid first, verified only when it is an ancestor", () => {
+    const o = resolveOwner({ ...base, flagPid: "99", env: env({ ROSTER_SESSION_PID: "10" }) }, b);
+    assertEquals([o.pid, o.source, o.verified, o.harness?.agent], [99, "flag", false, "codex"]);
+    const o2 = resolveOwner({ ...base, flagPid: "20", env: env({}) }, b);
+    assertEquals([o2.pid, o2.verified], [20, true]);
+  });
+  await t.step("then ROSTER_SESSION_PID, then CLAUDE_PID", () => {
+    const o = resolveOwner(
+      { ...base, env: env({ ROSTER_SESSION_PID: "20", CLAUDE_PID: "99" }) },
+      b,
+    );
+    assertEquals([o.pid, o.source], [20, "ROSTER_SESSION_PID"]);
+    const o2 = resolveOwner({ ...base, env: env({ CLAUDE_PID: "99" }) }, b);
+    assertEquals([o2.pid, o2.source], [99, "CLAUDE_PID"]);
+  });
+  await t.step("a set but dead pid is an error, not a fall-through", () => {
+    const err = assertThrows(
+      () => resolveOwner({ ...base, env: env({ ROSTER_SESSION_PID: "555", CLAUDE_PID: "99" }) }, b),
+      UsageError,
+    );
+    assertEquals(err.message, "Invalid ROSTER_SESSION_PID: no running process has pid 555");
+  });
+  await t.step("no harness anywhere: a usage error that says how to name the session", () => {
+    const err = assertThrows(
+      () =>
+        resolveOwner(
+          { selfPid: 99, selfPpid: 1, env: env({}) },
+          treeBackend({ 1: { ppid: 0, name: "init" } }),
+        ),
+      UsageError,
+    );
+    assertEquals(err.exitCode, 2);
+    assertEquals(/--pid PID or set ROSTER_SESSION_PID/.test(err.message), true);
+  });
+  await t.step("the walk stops after 32 levels", () => {
+    const deep: Record<number, { ppid: number; name: string }> = { 1: { ppid: 0, name: "claude" } };
+    for (let i = 2; i <= 40; i++) deep[i] = { ppid: i - 1, name: "sh" };
+    assertThrows(
+      () => resolveOwner({ selfPid: 41, selfPpid: 40, env: env({}) }, treeBackend(deep)),
+      UsageError,
+    );
+    const o = resolveOwner({ selfPid: 31, selfPpid: 30, env: env({}) }, treeBackend(deep));
+    assertEquals(o.pid, 1);
+  });
+});
