@@ -13,9 +13,9 @@ export function assertMatch(actual: string, pattern: RegExp, message?: string): 
   nodeAssert.match(actual, pattern, message);
 }
 
-// deno-lint-ignore no-explicit-any
 export function assertThrows<E extends Error = Error>(
   fn: () => unknown,
+  // deno-lint-ignore no-explicit-any
   cls?: new (...a: any[]) => E,
 ): E {
   try {

@@ -41,8 +41,8 @@ export function renderTable(rows: Row[], colour: boolean, now = Date.now()): str
 }
 
 function safe(s: string): string {
-  // deno-lint-ignore no-control-regex
   return s.replace(
+    // deno-lint-ignore no-control-regex
     /[\x00-\x1f\x7f\x9b]/g,
     (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`,
   );
