@@ -116,8 +116,10 @@ export function judgeWindowsProbe(pid: number, obs: WindowsObservation): Probe {
   // Any code but STILL_ACTIVE proves the process exited; our handle (or another) only keeps
   // its object alive. Reporting it as a zombie rather than gone keeps the start token, so the
   // caller still judges it dead while knowing it was the recorded process, as on Linux. A
-  // process that exited with code 259 looks running; the snapshot, taken while our handle
-  // pinned the pid, no longer lists it, which catches that case too.
+  // process that exited with code 259 looks running: if the snapshot, taken while our handle
+  // pinned the pid, does not list it, it has exited (a running process is always listed).
+  // Whether Toolhelp still lists an exited process whose object is held open is unverified;
+  // if it does, that rare case reads as running.
   const exited = (obs.exitCode !== null && obs.exitCode !== STILL_ACTIVE) || entry === null;
   const info: ProcessInfo = {
     pid,

@@ -1,0 +1,185 @@
+import { assert, assertEquals } from "../assert.ts";
+import {
+  comparePsTokens,
+  parsePsArgs,
+  parsePsLine,
+  PS_FIELDS,
+  psBackend,
+  psProcessInfo,
+  psToken,
+} from "../../src/process/ps.ts";
+import { linuxBackend } from "../../src/process/linux.ts";
+import { spawnSleeper } from "../helpers.ts";
+
+const KNOWN_SEC = Date.parse("2026-11-29T18:41:32Z") / 1000;
+
+Deno.test("parsePsLine", async (t) => {
+  await t.step("a padded procps line", () => {
+    assertEquals(parsePsLine("  1873  1872 Ss   Sun Nov 29 18:41:32 2026 bash"), {
+      pid: 1873,
+      ppid: 1872,
+      stat: "Ss",
+      startSec: KNOWN_SEC,
+      comm: "bash",
+    });
+  });
+  await t.step("a space-padded single-digit day (strftime %e)", () => {
+    assertEquals(
+      parsePsLine("42 1 S Mon Nov  2 03:04:05 2026 sh")?.startSec,
+      Date.parse("2026-11-02T03:04:05Z") / 1000,
+    );
+  });
+  await t.step("comm with spaces is the rest of the line", () => {
+    assertEquals(
+      parsePsLine("9 1 R+ Sun Nov 29 18:41:32 2026 Google Chrome Helper (GPU)")?.comm,
+      "Google Chrome Helper (GPU)",
+    );
+  });
+  await t.step("comm that looks like a date is still just the name", () => {
+    const p = parsePsLine("9 1 S Sun Nov 29 18:41:32 2026 Mon Jan 1 00:00:00 1999");
+    assertEquals(p?.startSec, KNOWN_SEC);
+    assertEquals(p?.comm, "Mon Jan 1 00:00:00 1999");
+  });
+  await t.step("a trailing newline is not part of comm", () => {
+    assertEquals(parsePsLine("9 1 S Sun Nov 29 18:41:32 2026 claude\n")?.comm, "claude");
+  });
+  await t.step("an empty comm is allowed", () => {
+    assertEquals(parsePsLine("9 1 S Sun Nov 29 18:41:32 2026")?.comm, "");
+  });
+  await t.step("zombie stat", () => {
+    const p = parsePsLine("77 1 Z+ Sun Nov 29 18:41:32 2026 sleep");
+    assert(p !== null);
+    assertEquals(psProcessInfo(p).zombie, true);
+  });
+  await t.step("other shapes are null", () => {
+    assertEquals(parsePsLine(""), null);
+    assertEquals(parsePsLine("PID PPID STAT STARTED COMMAND"), null);
+    assertEquals(parsePsLine("9 1 S Sun Foo 29 18:41:32 2026 x"), null);
+    assertEquals(parsePsLine("9 1 S Sun Feb 31 18:41:32 2026 x"), null);
+    assertEquals(parsePsLine("9 1 S Sun Nov 29 25:41:32 2026 x"), null);
+    assertEquals(parsePsLine("9 1 S dim. nov. 29 18:41:32 2026 x"), null);
+    assertEquals(parsePsLine("9 S Sun Nov 29 18:41:32 2026 x"), null);
+  });
+});
+
+Deno.test("ps process info and tokens", async (t) => {
+  await t.step("a live line", () => {
+    const p = parsePsLine("1873 1872 Ss Sun Nov 29 18:41:32 2026 bash");
+    assert(p !== null);
+    assertEquals(psProcessInfo(p), {
+      pid: 1873,
+      ppid: 1872,
+      startToken: `ps:${KNOWN_SEC}`,
+      startedAtMs: KNOWN_SEC * 1000,
+      zombie: false,
+      name: "bash",
+    });
+  });
+  await t.step("within 2 seconds is the same, beyond is uncertain, never different", () => {
+    const base = psToken(KNOWN_SEC);
+    assertEquals(comparePsTokens(base, base), "same");
+    assertEquals(comparePsTokens(base, psToken(KNOWN_SEC + 2)), "same");
+    assertEquals(comparePsTokens(base, psToken(KNOWN_SEC - 2)), "same");
+    assertEquals(comparePsTokens(base, psToken(KNOWN_SEC + 3)), "uncertain");
+    assertEquals(comparePsTokens(base, psToken(KNOWN_SEC - 3600)), "uncertain");
+    assertEquals(comparePsTokens(base, "linux:123"), "uncertain");
+  });
+  await t.step("args are split on whitespace", () => {
+    assertEquals(parsePsArgs("node /opt/claude/cli.js --resume\n"), [
+      "node",
+      "/opt/claude/cli.js",
+      "--resume",
+    ]);
+    assertEquals(parsePsArgs("\n"), null);
+  });
+});
+
+function runPs(pid: number): { code: number; stdout: string } {
+  const out = new Deno.Command("ps", {
+    args: ["-o", PS_FIELDS, "-p", String(pid)],
+    stdout: "piped",
+    stderr: "null",
+    env: { LC_ALL: "C", TZ: "UTC0" },
+  }).outputSync();
+  return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
+}
+
+Deno.test({
+  name: "ps on this machine",
+  ignore: Deno.build.os !== "linux",
+  async fn(t) {
+    const linux = linuxBackend().probe(Deno.pid);
+    assert(linux.kind === "exists" && linux.info.startedAtMs !== null);
+    const linuxMs = linux.info.startedAtMs;
+
+    await t.step("real output for this process parses with the right pids and start", () => {
+      const out = runPs(Deno.pid);
+      assertEquals(out.code, 0);
+      const p = parsePsLine(out.stdout.trimEnd());
+      assert(p !== null, `unparsed: ${JSON.stringify(out.stdout)}`);
+      assertEquals(p.pid, Deno.pid);
+      assertEquals(p.ppid, Deno.ppid);
+      assert(Math.abs(p.startSec * 1000 - linuxMs) < 1000, `${p.startSec} vs ${linuxMs}`);
+    });
+
+    const b = psBackend();
+    await t.step("the backend agrees with the Linux backend to the second", () => {
+      const r = b.probe(Deno.pid);
+      assert(r.kind === "exists");
+      assertEquals(r.info.ppid, Deno.ppid);
+      assertEquals(r.info.zombie, false);
+      assertEquals(r.info.name, linux.info.name);
+      assert(r.info.startedAtMs !== null && Math.abs(r.info.startedAtMs - linuxMs) < 1000);
+      const again = b.probe(Deno.pid);
+      assert(again.kind === "exists" && again.info.startToken !== null);
+      assertEquals(b.compareTokens(r.info.startToken!, again.info.startToken), "same");
+    });
+    await t.step("a killed and reaped child is gone", async () => {
+      const s = spawnSleeper();
+      assertEquals(b.probe(s.pid).kind, "exists");
+      await s.kill();
+      assertEquals(b.probe(s.pid).kind, "gone");
+    });
+    await t.step("a real zombie is reported as one", async () => {
+      // `sleep 0` becomes a zombie: its parent execs into a sleep that never reaps it.
+      const child = new Deno.Command("sh", {
+        args: ["-c", "sleep 0 & echo $!; exec sleep 30"],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      try {
+        const reader = child.stdout.getReader();
+        let text = "";
+        while (!text.includes("\n")) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += new TextDecoder().decode(value);
+        }
+        reader.releaseLock();
+        const zombie = Number(text.trim());
+        assert(Number.isSafeInteger(zombie) && zombie > 0, `no pid in ${JSON.stringify(text)}`);
+        let r = b.probe(zombie);
+        for (let i = 0; i < 50 && !(r.kind === "exists" && r.info.zombie); i++) {
+          await new Promise((ok) => setTimeout(ok, 50));
+          r = b.probe(zombie);
+        }
+        assert(r.kind === "exists" && r.info.zombie, JSON.stringify(r));
+        assertEquals(r.info.ppid, child.pid);
+      } finally {
+        child.kill("SIGKILL");
+        await child.stdout.cancel().catch(() => {});
+        await child.status;
+      }
+    });
+    await t.step("command splits args", () => {
+      const c = b.command(Deno.pid);
+      assertEquals(c.exe, null);
+      assert(c.argv !== null && c.argv[0].endsWith("deno"), JSON.stringify(c.argv));
+    });
+    await t.step("non-positive pids are gone without asking ps", () => {
+      assertEquals(b.probe(0).kind, "gone");
+      assertEquals(b.probe(-1).kind, "gone");
+    });
+  },
+});
