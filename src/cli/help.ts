@@ -36,7 +36,7 @@ export function commandHelp(cmd: CommandSpec): string {
   return [
     `roster ${cmd.name}: ${cmd.summary}`,
     "",
-    `Usage: ${cmd.usage}`,
+    ...usageLines(cmd.usage),
     ...(cmd.details ? ["", ...wrap(cmd.details, 88)] : []),
     "",
     "Flags:",
@@ -46,6 +46,21 @@ export function commandHelp(cmd: CommandSpec): string {
     ...flagLines(GLOBAL_FLAGS),
     "",
   ].join("\n");
+}
+
+/** Wraps a usage line between bracketed groups, never inside one. */
+function usageLines(usage: string): string[] {
+  const words = usage.match(/\[[^\]]*\]|\S+/g) ?? [];
+  const lines: string[] = [];
+  let line = "Usage:";
+  for (const w of words) {
+    if (line.length + 1 + w.length > 96) {
+      lines.push(line);
+      line = " ".repeat(6);
+    }
+    line += ` ${w}`;
+  }
+  return [...lines, line];
 }
 
 function wrap(text: string, width: number): string[] {

@@ -119,6 +119,112 @@ export const COMMANDS: CommandSpec[] = [
     details: "Dead rows are always removed, unknown rows only with --older-than, alive rows never.",
     load: () => import("./prune.ts"),
   },
+  {
+    name: "unregister",
+    summary: "Remove the calling session's record (for session-end hooks)",
+    usage: "roster unregister [--pid PID]",
+    flags: [
+      { ...PID, help: "The session's pid (resolved as register does)" },
+      QUIET,
+    ],
+    details: "Removes the record only while it is still that process's (same pid and start " +
+      "token). No record is not an error: exit 0.",
+    load: () => import("./hooks.ts").then((m) => ({ run: m.unregister })),
+  },
+  {
+    name: "check",
+    summary: "Liveness of each given process against its record",
+    usage: "roster check PID...",
+    flags: [],
+    positionals: { name: "PID", min: 1, max: 1024 },
+    details: "Exit code: 0 all alive, 3 any dead, 4 any unknown (and none dead).",
+    load: () => import("./hooks.ts").then((m) => ({ run: m.check })),
+  },
+  {
+    name: "token",
+    summary: "Print a process's start token, or verify one",
+    usage: "roster token PID | roster token --verify PID TOKEN",
+    flags: [{ name: "verify", help: "Exit 0 if TOKEN still matches PID, 3 if not, 4 if unknown" }],
+    positionals: { name: "PID", min: 1, max: 2 },
+    details: "Exit code 3 when there is no such process (or, with --verify, the token differs); " +
+      "4 when it cannot tell.",
+    load: () => import("./hooks.ts").then((m) => ({ run: m.token })),
+  },
+  {
+    name: "whoami",
+    summary: "The registered live session that owns the calling process",
+    usage: "roster whoami",
+    flags: [],
+    details: "Walks up the calling process's ancestors; exit 1 when none is a registered, " +
+      "live session.",
+    load: () => import("./hooks.ts").then((m) => ({ run: m.whoami })),
+  },
+  {
+    name: "completions",
+    summary: "Print a shell completion script",
+    usage: "roster completions bash|zsh|fish",
+    flags: [],
+    positionals: { name: "SHELL", min: 1, max: 1 },
+    load: () => import("./completions.ts"),
+  },
+  {
+    name: "continuation-plan",
+    summary: "Plan one automatic continue for an interrupted session",
+    usage: "roster continuation-plan --key K --session PID [--release] [--deadline DUR] " +
+      "[--not-before DUR] [--spacing DUR] [--frozen-marker M] [--cause signal|hard]",
+    flags: [
+      { name: "key", value: "K", help: "Continuation key" },
+      {
+        name: "session",
+        value: "PID",
+        help: "The interrupted session's pid (any row list --all shows)",
+      },
+      { name: "release", help: "Write the plan released rather than planned" },
+      { name: "deadline", value: "DUR", help: "Give up after this long from now" },
+      { name: "not-before", value: "DUR", help: "Wait at least this long from now" },
+      { name: "spacing", value: "DUR", help: "Minimum gap between any two dispatches" },
+      {
+        name: "frozen-marker",
+        value: "M",
+        help: "The session's last transcript entry at interruption",
+      },
+      {
+        name: "cause",
+        value: "CAUSE",
+        choices: ["signal", "hard"],
+        help: "How it was interrupted",
+      },
+      { name: "ledger", value: "DIR", help: "Ledger directory (default: <home>/continuations)" },
+    ],
+    load: () => import("./continuation.ts").then((m) => ({ run: m.plan })),
+  },
+  {
+    name: "continuation-release",
+    summary: "Release a planned continuation",
+    usage: "roster continuation-release --key K",
+    flags: [
+      { name: "key", value: "K", help: "Continuation key" },
+      { name: "ledger", value: "DIR", help: "Ledger directory (default: <home>/continuations)" },
+    ],
+    load: () => import("./continuation.ts").then((m) => ({ run: m.release })),
+  },
+  {
+    name: "continuation-check",
+    summary: "Decide whether a resumed session may be sent one continue",
+    usage: "roster continuation-check --key K [--facts FILE|-] [--claim]",
+    flags: [
+      { name: "key", value: "K", help: "Continuation key" },
+      {
+        name: "facts",
+        value: "FILE",
+        help: "Facts from the resumed harness, a JSON object (- = stdin)",
+      },
+      { name: "claim", help: "Claim the continuation when the verdict is dispatch" },
+      { name: "ledger", value: "DIR", help: "Ledger directory (default: <home>/continuations)" },
+    ],
+    details: "Exit code: 0 dispatch, 10 wait, 11 skip, 12 stop, 13 vetoed, 2 usage, 1 failure.",
+    load: () => import("./continuation.ts").then((m) => ({ run: m.check })),
+  },
 ];
 
 export function findCommand(name: string): CommandSpec | undefined {

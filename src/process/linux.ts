@@ -73,6 +73,8 @@ export function linuxBackend(procRoot = "/proc") {
   }
 
   function probe(pid: number): Probe {
+    // kill(0, 0) and kill(-1, 0) would probe process groups, not a process.
+    if (!Number.isSafeInteger(pid) || pid <= 0) return { kind: "gone" };
     let text: string;
     try {
       text = Deno.readTextFileSync(`${procRoot}/${pid}/stat`);
