@@ -40,7 +40,7 @@ export function parseStat(text: string): StatFields | null {
 
 /** Parses the `btime` line of /proc/stat: boot time in epoch seconds. */
 export function parseBtime(text: string): number | null {
-  const m = /^btime (\d+)$/m.exec(text);
+  const m = /(?:^|\n)btime (\d+)(?:\n|$)/.exec(text);
   return m ? Number(m[1]) : null;
 }
 
@@ -83,14 +83,17 @@ export function linuxBackend(procRoot = "/proc") {
     }
     const stat = parseStat(text);
     if (stat === null || stat.pid !== pid) return { kind: "unsupported" };
-    const boot = btime();
     return {
       kind: "exists",
       info: {
         pid,
         ppid: stat.ppid,
         startToken: stat.starttime,
-        startedAtMs: boot === null ? null : boot * 1000 + Number(stat.starttime) * 1000 / CLK_TCK,
+        // Lazy: only register shows a start time, so list never reads /proc/stat.
+        get startedAtMs() {
+          const boot = btime();
+          return boot === null ? null : boot * 1000 + Number(stat.starttime) * 1000 / CLK_TCK;
+        },
         zombie: isDeadState(stat.state),
         name: stat.comm,
       },

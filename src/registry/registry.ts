@@ -4,7 +4,13 @@
  * removal re-reads and re-judges its candidate right before it acts.
  */
 import type { Judge } from "./liveness.ts";
-import { hostDirName as hostDirNameOf, parseTime, type Row, type SessionRecord } from "./record.ts";
+import {
+  hostDirName as hostDirNameOf,
+  parseTime,
+  RECORD_NAME,
+  type Row,
+  type SessionRecord,
+} from "./record.ts";
 import {
   ensureHostDir,
   type Entry,
@@ -54,37 +60,56 @@ export async function writeRecord(
   const dir = ensureHostDir(home, record.host);
   const path = recordPath(home, record.host, record.session_pid);
   return await withLock(dir, () => {
-    writeAtomic(path, JSON.stringify(record, null, 2) + "\n");
+    // No fsync: only a power loss could tear this write, and a power loss ends the session
+    // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
+    writeAtomic(path, JSON.stringify(record, null, 2) + "\n", false);
     let cleaned = 0;
     try {
-      cleaned = removeWhere(home, hostDirNameOf(record.host), judge, (row) =>
-        row.liveness === "dead" && row.path !== path)
-        .removed.length;
+      cleaned = removeWhere(
+        home,
+        hostDirNameOf(record.host),
+        judge,
+        (row) => row.liveness === "dead" && row.path !== path,
+        { limit: REGISTER_CLEANUP_LIMIT },
+      ).removed.length;
     } catch { /* best effort */ }
     return { path, cleaned };
   });
 }
 
 /**
+ * How many records one `register` examines for cleanup. Bounded so that a hook's cost does
+ * not grow with the store; each call starts at a random place, so every dead record is
+ * reached over a few registrations, and `prune` always examines all of them.
+ */
+export const REGISTER_CLEANUP_LIMIT = 64;
+
+/**
  * Removes, under the caller's lock, the rows of one host directory that `shouldRemove`
  * picks. Each candidate is re-read and re-judged with a fresh probe right before removal,
- * and kept if it no longer qualifies (it turned alive, or was rewritten).
+ * and kept if it no longer qualifies (it turned alive, or was rewritten). With `limit`,
+ * examines at most that many records, from a random starting point.
  */
 export function removeWhere(
   home: string,
   hostDirName: string,
   judge: Judge,
   shouldRemove: (row: Row) => boolean,
-  dryRun = false,
+  { dryRun = false, limit = Infinity }: { dryRun?: boolean; limit?: number } = {},
 ): { removed: Row[]; seen: number } {
   const dir = join(sessionsDir(home), hostDirName);
   const removed: Row[] = [];
   let seen = 0;
   let names: string[];
   try {
-    names = [...Deno.readDirSync(dir)].map((e) => e.name);
+    names = [];
+    for (const e of Deno.readDirSync(dir)) if (RECORD_NAME.test(e.name)) names.push(e.name);
   } catch {
     return { removed, seen };
+  }
+  if (names.length > limit) {
+    const start = Math.floor(Math.random() * names.length);
+    names = [...names.slice(start), ...names.slice(0, start)].slice(0, limit);
   }
   for (const name of names) {
     const first = readEntry(dir, hostDirName, name);
@@ -135,7 +160,7 @@ export async function prune(
       return t !== null && now - t > olderThanMs;
     };
     const run = () => {
-      const r = removeWhere(home, name, judge, pick, dryRun);
+      const r = removeWhere(home, name, judge, pick, { dryRun });
       seen += r.seen;
       removed.push(...r.removed);
     };

@@ -163,6 +163,11 @@ export function readHostDir(home: string, hostDirNameValue: string): Entry[] {
  */
 export function ensureHostDir(home: string, host: string): string {
   const dir = hostDir(home, host);
+  // Fast path for every call after the first: the directory exists, is ours and is tight.
+  try {
+    const info = Deno.lstatSync(dir);
+    if (info.isDirectory && ((info.mode ?? 0) & 0o077) === 0 && info.uid === uid) return dir;
+  } catch { /* not there yet: create it below */ }
   try {
     const homeInfo = Deno.statSync(home);
     if (!homeInfo.isDirectory) throw new RosterError(`Home is not a directory: ${home}`);
@@ -206,17 +211,17 @@ function tighten(path: string, isHome: boolean) {
 
 /**
  * Writes a file atomically: a fresh temp file in the same directory (0600, created
- * exclusively), flushed to disk, then renamed over the target. On any failure the temp
- * file is removed and the old file is untouched.
+ * exclusively), flushed to disk unless `durable` is false, then renamed over the target.
+ * On any failure the temp file is removed and the old file is untouched.
  */
-export function writeAtomic(path: string, data: string) {
+export function writeAtomic(path: string, data: string, durable = true) {
   const tmp = `${path}.${Deno.pid}.${randomHex()}.tmp`;
   try {
     using file = Deno.openSync(tmp, { write: true, createNew: true, mode: 0o600 });
     const bytes = new TextEncoder().encode(data);
     let off = 0;
     while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
-    file.syncDataSync();
+    if (durable) file.syncDataSync();
   } catch (err) {
     removeQuietly(tmp);
     throw ioError("Could not write", path, err);
