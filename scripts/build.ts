@@ -1,0 +1,243 @@
+/**
+ * Release build: `deno compile` roster for each supported target into dist/roster-<target>[.exe],
+ * then dist/SHA256SUMS for the binaries of this run (what scripts/install.sh verifies against).
+ *
+ *   deno task compile [--target host|all|<target>] [--out DIR] [--verbose]
+ *
+ * The version needs no stamping: src/version.ts imports deno.json, so it is compiled in. No
+ * --include either: every dynamic import (main.ts, src/cli/spec.ts, src/process/mod.ts) is a
+ * literal string, which deno compile follows by itself. Where the compile base (denort) cannot be
+ * downloaded, DENORT_BIN names a local one; deno compile reads that variable itself.
+ */
+
+export const TARGETS = [
+  "x86_64-unknown-linux-gnu",
+  "aarch64-unknown-linux-gnu",
+  "x86_64-apple-darwin",
+  "aarch64-apple-darwin",
+  "x86_64-pc-windows-msvc",
+] as const;
+
+export type Target = (typeof TARGETS)[number];
+
+/** A failure the user can act on: printed as one `build: ...` line, exit 1. */
+export class BuildError extends Error {}
+
+/** The repo root as a path ("C:/..." on Windows), with a trailing slash. */
+export const ROOT = decodeURIComponent(new URL("../", import.meta.url).pathname)
+  .replace(/^\/([A-Za-z]:)/, "$1");
+
+export function isTarget(value: string): value is Target {
+  return (TARGETS as readonly string[]).includes(value);
+}
+
+/** `host` (this machine only), `all`, or one named target. */
+export function resolveTargets(value: string, host: string): Target[] {
+  if (value === "all") return [...TARGETS];
+  if (value === "host") {
+    if (!isTarget(host)) {
+      throw new BuildError(
+        `this machine (${host}) is not a release target; name one with --target (${
+          TARGETS.join(", ")
+        })`,
+      );
+    }
+    return [host];
+  }
+  if (isTarget(value)) return [value];
+  throw new BuildError(
+    `unknown target ${JSON.stringify(value)}: expected host, all, or one of ${TARGETS.join(", ")}`,
+  );
+}
+
+export function outputName(target: Target): string {
+  return `roster-${target}${target.includes("windows") ? ".exe" : ""}`;
+}
+
+/**
+ * The permissions baked into each binary (docs/decisions.md, "Permissions baked into the
+ * binaries"). Linux: all, because Deno gates every /proc read behind all access. Elsewhere only
+ * what the backend for that OS uses. --no-prompt: a hook must fail, never wait on a prompt.
+ */
+export function permissionsFor(target: Target): string[] {
+  if (target.includes("linux")) return ["--allow-all", "--no-prompt"];
+  const common = ["--allow-read", "--allow-write", "--allow-env", "--allow-ffi"];
+  if (target.includes("windows")) {
+    // No Deno.uid() and no ps fallback on Windows (src/registry/store.ts, src/process/mod.ts).
+    return [...common, "--allow-sys=hostname", "--no-prompt"];
+  }
+  return [...common, "--allow-sys=hostname,uid", "--allow-run=ps", "--no-prompt"];
+}
+
+export function compileArgs(target: Target, output: string): string[] {
+  return [
+    "compile",
+    "--frozen",
+    "--target",
+    target,
+    "--output",
+    output,
+    ...permissionsFor(target),
+    "main.ts",
+  ];
+}
+
+/** sha256sum's text format: `<hex>  <name>`, one line each, sorted so the file is stable. */
+export function formatSha256Sums(entries: readonly { name: string; sha256: string }[]): string {
+  return [...entries]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((e) => {
+      if (!/^[0-9a-f]{64}$/.test(e.sha256)) throw new BuildError(`bad sha256 for ${e.name}`);
+      if (/[\s\\]/.test(e.name)) throw new BuildError(`unsupported file name ${e.name}`);
+      return `${e.sha256}  ${e.name}\n`;
+    })
+    .join("");
+}
+
+export async function sha256Hex(data: Uint8Array<ArrayBuffer>): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** deno compile fails this way when it cannot fetch denort for the target. */
+export function isBaseDownloadFailure(stderr: string): boolean {
+  return /Setting up base binary|dl\.deno\.land|denort-[\w-]+\.zip/.test(stderr);
+}
+
+export interface Options {
+  target: string;
+  out: string;
+  verbose: boolean;
+  help: boolean;
+}
+
+export function parseOptions(args: readonly string[]): Options {
+  const opts: Options = { target: "host", out: `${ROOT}dist`, verbose: false, help: false };
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].startsWith("--") && args[i].includes("=")
+      ? [args[i].slice(0, args[i].indexOf("=")), args[i].slice(args[i].indexOf("=") + 1)]
+      : [args[i], undefined];
+    const value = () => {
+      const v = inline ?? args[++i];
+      if (v === undefined || v === "") throw new BuildError(`missing value for ${flag}`);
+      return v;
+    };
+    if (flag === "--target") opts.target = value();
+    else if (flag === "--out") opts.out = value();
+    else if (flag === "--verbose" || flag === "-v") opts.verbose = true;
+    else if (flag === "--help" || flag === "-h") opts.help = true;
+    else throw new BuildError(`unknown argument ${JSON.stringify(args[i])} (see --help)`);
+  }
+  return opts;
+}
+
+/**
+ * DENORT_BIN replaces the base of every target alike, so it can only serve the one target it
+ * was built for: one binary for all targets would produce four broken ones.
+ */
+export function checkDenortBin(
+  targets: readonly Target[],
+  denortBin: string | undefined,
+): string | undefined {
+  if (!denortBin) return undefined;
+  if (targets.length !== 1) {
+    throw new BuildError(
+      "DENORT_BIN names one denort binary, for one target: build with --target <that target>",
+    );
+  }
+  try {
+    if (!Deno.statSync(denortBin).isFile) throw new Error();
+  } catch {
+    throw new BuildError(`DENORT_BIN=${denortBin} is not a file`);
+  }
+  return absolute(denortBin);
+}
+
+/** deno compile runs in the repo root, so a path relative to ours must be fixed first. */
+function absolute(path: string): string {
+  return /^([A-Za-z]:)?[\\/]/.test(path) ? path : `${Deno.cwd()}/${path}`;
+}
+
+const USAGE = `Usage: deno task compile [--target host|all|TARGET] [--out DIR] [--verbose]
+
+Compiles roster into DIR (default dist/) as roster-<target>[.exe], plus SHA256SUMS.
+Targets: ${TARGETS.join(", ")}.
+DENORT_BIN=<path>: use a local denort base instead of downloading it (one target at a time).
+`;
+
+async function compileOne(
+  target: Target,
+  output: string,
+  opts: Options,
+  denortBin: string | undefined,
+): Promise<void> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: compileArgs(target, output),
+    cwd: ROOT,
+    env: denortBin ? { NO_COLOR: "1", DENORT_BIN: denortBin } : { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const log = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  if (opts.verbose) await Deno.stderr.write(new TextEncoder().encode(log));
+  if (out.success) return;
+  if (!denortBin && isBaseDownloadFailure(log)) {
+    throw new BuildError(
+      `cannot download the deno compile base for ${target} (no network?); ` +
+        "set DENORT_BIN to a local denort binary",
+    );
+  }
+  if (/lockfile is out of date/i.test(log)) {
+    throw new BuildError(
+      "deno.lock is out of date and the build is --frozen: update it on purpose",
+    );
+  }
+  const via = denortBin ? ` with DENORT_BIN=${denortBin}` : "";
+  const more = opts.verbose ? "" : "; run with --verbose for its output";
+  throw new BuildError(`deno compile failed for ${target}${via} (exit ${out.code})${more}`);
+}
+
+export async function build(opts: Options): Promise<void> {
+  const targets = resolveTargets(opts.target, Deno.build.target);
+  const denortBin = checkDenortBin(targets, Deno.env.get("DENORT_BIN"));
+  const { version } = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)) as {
+    version: string;
+  };
+  opts = { ...opts, out: absolute(opts.out) };
+  await Deno.mkdir(opts.out, { recursive: true });
+  const sumsPath = `${opts.out}/SHA256SUMS`;
+  // A stale SHA256SUMS beside half-rebuilt binaries would be wrong; none beats a wrong one.
+  await Deno.remove(sumsPath).catch(() => {});
+  const sums: { name: string; sha256: string }[] = [];
+  for (const target of targets) {
+    const name = outputName(target);
+    await compileOne(target, `${opts.out}/${name}`, opts, denortBin);
+    const bytes = await Deno.readFile(`${opts.out}/${name}`);
+    sums.push({ name, sha256: await sha256Hex(bytes) });
+    console.log(
+      `built ${opts.out}/${name} (roster ${version}, ${(bytes.length / 1e6).toFixed(1)} MB)`,
+    );
+  }
+  const tmp = `${sumsPath}.tmp-${Deno.pid}`;
+  await Deno.writeTextFile(tmp, formatSha256Sums(sums));
+  await Deno.rename(tmp, sumsPath);
+  console.log(`wrote ${sumsPath}`);
+}
+
+if (import.meta.main) {
+  try {
+    const opts = parseOptions(Deno.args);
+    if (opts.help) {
+      console.log(USAGE);
+    } else {
+      await build(opts);
+    }
+  } catch (err) {
+    const msg = err instanceof BuildError
+      ? err.message
+      : `unexpected failure: ${err instanceof Error ? err.message : err}`;
+    await Deno.stderr.write(new TextEncoder().encode(`build: ${msg}\n`));
+    Deno.exit(1);
+  }
+}

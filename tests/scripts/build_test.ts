@@ -1,0 +1,216 @@
+/**
+ * scripts/build.ts: its pure helpers (targets, baked permissions, SHA256SUMS), the claim that
+ * no --include is needed, and the script itself where the compile base cannot be downloaded
+ * and where DENORT_BIN supplies one.
+ */
+import { assert, assertEquals, assertMatch, assertThrows } from "../assert.ts";
+import { tempDir } from "../helpers.ts";
+import {
+  BuildError,
+  checkDenortBin,
+  compileArgs,
+  formatSha256Sums,
+  isBaseDownloadFailure,
+  outputName,
+  parseOptions,
+  permissionsFor,
+  resolveTargets,
+  sha256Hex,
+  TARGETS,
+} from "../../scripts/build.ts";
+
+const ROOT = new URL("../../", import.meta.url);
+const BUILD = new URL("scripts/build.ts", ROOT).href;
+const LINUX = "x86_64-unknown-linux-gnu";
+const HASH_A = "a".repeat(64);
+const HASH_B = "b".repeat(64);
+
+Deno.test("build helpers", async (t) => {
+  await t.step("targets: host, all, a named one; anything else is refused", () => {
+    assertEquals(resolveTargets("host", LINUX), [LINUX]);
+    assertEquals(resolveTargets("all", LINUX), [...TARGETS]);
+    assertEquals(TARGETS.length, 5);
+    assertEquals(resolveTargets("aarch64-apple-darwin", LINUX), ["aarch64-apple-darwin"]);
+    const unknown = assertThrows(() => resolveTargets("x86_64-linux", LINUX), BuildError);
+    assertMatch(unknown.message, /unknown target "x86_64-linux".*aarch64-apple-darwin/);
+    const host = assertThrows(() => resolveTargets("host", "x86_64-unknown-freebsd"), BuildError);
+    assertMatch(host.message, /x86_64-unknown-freebsd\) is not a release target/);
+  });
+
+  await t.step("output names: roster-<target>, .exe on Windows only", () => {
+    assertEquals(outputName(LINUX), `roster-${LINUX}`);
+    assertEquals(outputName("aarch64-apple-darwin"), "roster-aarch64-apple-darwin");
+    assertEquals(outputName("x86_64-pc-windows-msvc"), "roster-x86_64-pc-windows-msvc.exe");
+  });
+
+  await t.step("permissions: all on Linux, an explicit list elsewhere", () => {
+    for (const target of TARGETS) {
+      const perms = permissionsFor(target);
+      assert(perms.includes("--no-prompt"), `${target} must never prompt`);
+      if (target.includes("linux")) {
+        assertEquals(perms, ["--allow-all", "--no-prompt"]);
+        continue;
+      }
+      assert(!perms.includes("--allow-all"), `${target} must not get --allow-all`);
+      for (const p of ["--allow-read", "--allow-write", "--allow-env", "--allow-ffi"]) {
+        assert(perms.includes(p), `${target} lacks ${p}`);
+      }
+      assert(perms.some((p) => /^--allow-sys=(.*,)?hostname(,|$)/.test(p)), `${target}: hostname`);
+      // Unrestricted run or sys access would undo the point of listing them.
+      assert(!perms.includes("--allow-run") && !perms.includes("--allow-sys"), target);
+    }
+    const mac = permissionsFor("aarch64-apple-darwin");
+    assert(mac.includes("--allow-run=ps"), "macOS falls back to ps where FFI is refused");
+    assert(mac.includes("--allow-sys=hostname,uid"), "the store checks owners with Deno.uid()");
+    assert(!permissionsFor("x86_64-pc-windows-msvc").some((p) => p.startsWith("--allow-run")));
+  });
+
+  await t.step("compile arguments: frozen lockfile, the target, its permissions, main.ts", () => {
+    const args = compileArgs("x86_64-apple-darwin", "/o/roster-x86_64-apple-darwin");
+    assertEquals(args.slice(0, 6), [
+      "compile",
+      "--frozen",
+      "--target",
+      "x86_64-apple-darwin",
+      "--output",
+      "/o/roster-x86_64-apple-darwin",
+    ]);
+    assertEquals(args.slice(6, -1), permissionsFor("x86_64-apple-darwin"));
+    assertEquals(args.at(-1), "main.ts");
+  });
+
+  await t.step("SHA256SUMS: sha256sum's format, sorted by name", () => {
+    assertEquals(
+      formatSha256Sums([{ name: "roster-b", sha256: HASH_B }, {
+        name: "roster-a",
+        sha256: HASH_A,
+      }]),
+      `${HASH_A}  roster-a\n${HASH_B}  roster-b\n`,
+    );
+    assertEquals(formatSha256Sums([]), "");
+    assertThrows(() => formatSha256Sums([{ name: "x", sha256: "ABC" }]), BuildError);
+    assertThrows(() => formatSha256Sums([{ name: "a b", sha256: HASH_A }]), BuildError);
+  });
+
+  await t.step("sha256Hex matches the FIPS 180-2 test vector", async () => {
+    assertEquals(
+      await sha256Hex(new TextEncoder().encode("abc")),
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    );
+  });
+
+  await t.step("a failed base download is told apart from other failures", () => {
+    const real = "error: Writing deno compile executable to temporary file 'x'\n\nCaused by:\n" +
+      "    0: Setting up base binary.\n    1: error sending request for url " +
+      "(https://dl.deno.land/release/v2.9.6/denort-x86_64-unknown-linux-gnu.zip)";
+    assert(isBaseDownloadFailure(real));
+    assert(!isBaseDownloadFailure("error: TS2322 [ERROR]: Type 'string' is not assignable"));
+  });
+
+  await t.step("options: defaults, --flag value, --flag=value; mistakes are refused", () => {
+    const d = parseOptions([]);
+    assertEquals([d.target, d.verbose, d.help], ["host", false, false]);
+    assertMatch(d.out, /[\\/]dist$/);
+    const o = parseOptions(["--target=all", "--out", "/tmp/o", "--verbose"]);
+    assertEquals([o.target, o.out, o.verbose], ["all", "/tmp/o", true]);
+    assertThrows(() => parseOptions(["--target"]), BuildError);
+    assertThrows(() => parseOptions(["--frobnicate"]), BuildError);
+  });
+
+  await t.step("DENORT_BIN serves exactly one target, and must exist", async () => {
+    await using dir = await tempDir();
+    const bin = `${dir.path}/denort`;
+    Deno.writeTextFileSync(bin, "");
+    assertEquals(checkDenortBin([...TARGETS], undefined), undefined);
+    assertEquals(checkDenortBin([LINUX], bin), bin);
+    const many = assertThrows(() => checkDenortBin([...TARGETS], bin), BuildError);
+    assertMatch(many.message, /one target/);
+    const missing = assertThrows(() => checkDenortBin([LINUX], `${bin}-missing`), BuildError);
+    assertMatch(missing.message, /is not a file/);
+  });
+});
+
+Deno.test("every dynamic import is a literal, so deno compile needs no --include", async () => {
+  const files = ["main.ts"];
+  const walk = (dir: string) => {
+    for (const e of Deno.readDirSync(new URL(dir, ROOT))) {
+      if (e.isDirectory) walk(`${dir}/${e.name}`);
+      else if (e.name.endsWith(".ts")) files.push(`${dir}/${e.name}`);
+    }
+  };
+  walk("src");
+  let dynamic = 0;
+  for (const f of files) {
+    const text = await Deno.readTextFile(new URL(f, ROOT));
+    for (const m of text.matchAll(/\bimport\(\s*([^)]*)\)/g)) {
+      dynamic++;
+      assertMatch(m[1], /^"[^"]+"$/, `${f}: import(${m[1]}) is not a literal string`);
+    }
+  }
+  assert(dynamic > 0, "expected roster's lazy imports to be found");
+});
+
+const TASK_PERMS = ["--allow-read", "--allow-write", "--allow-env", "--allow-run", "--allow-net"];
+
+async function runBuild(args: string[], env: Record<string, string>) {
+  const base = Deno.env.toObject();
+  delete base.DENORT_BIN;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...TASK_PERMS, BUILD, ...args],
+    env: { ...base, NO_COLOR: "1", ...env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+async function baseReachable(): Promise<boolean> {
+  const url = `https://dl.deno.land/release/v${Deno.version.deno}/denort-${Deno.build.target}.zip`;
+  try {
+    const res = await fetch(url, { method: "HEAD", signal: AbortSignal.timeout(5000) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("build without a reachable compile base: one line naming DENORT_BIN", async () => {
+  if (await baseReachable()) {
+    console.log("skipped: the network reaches the deno compile base, so the build would succeed");
+    return;
+  }
+  await using out = await tempDir();
+  // A fresh DENO_DIR, so a base cached by an earlier build cannot make this one succeed.
+  await using denoDir = await tempDir();
+  const r = await runBuild(["--out", out.path], { DENO_DIR: denoDir.path });
+  assert(r.code !== 0, `expected failure, got exit 0: ${r.stdout}`);
+  const lines = r.stderr.trimEnd().split("\n");
+  assertEquals(lines.length, 1, `expected one line on stderr, got:\n${r.stderr}`);
+  assertMatch(lines[0], /^build: cannot download the deno compile base for .*DENORT_BIN/);
+  assertEquals([...Deno.readDirSync(out.path)].map((e) => e.name), [], "nothing left behind");
+});
+
+Deno.test({
+  name: "build with DENORT_BIN: the binary and a SHA256SUMS that vouches for it",
+  // Deno's own executable serves as a base for the host target only on Linux (ELF, unsigned).
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await using out = await tempDir();
+    const r = await runBuild(["--out", out.path], { DENORT_BIN: Deno.execPath() });
+    assertEquals(r.code, 0, r.stderr);
+    const name = outputName(resolveTargets("host", Deno.build.target)[0]);
+    const bytes = await Deno.readFile(`${out.path}/${name}`);
+    assertEquals(
+      await Deno.readTextFile(`${out.path}/SHA256SUMS`),
+      `${await sha256Hex(bytes)}  ${name}\n`,
+    );
+    assertEquals(
+      [...Deno.readDirSync(out.path)].map((e) => e.name).sort(),
+      [name, "SHA256SUMS"].sort(),
+    );
+  },
+});
