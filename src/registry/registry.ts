@@ -33,10 +33,13 @@ export function toRow(entry: Entry, judge: Judge, fresh = false): Row {
 
 /** Newest first by registered_at compared as times; ties by path, so output is stable. */
 export function sortRows(rows: Row[]): Row[] {
-  const t = (
-    r: Row,
-  ) => (r.registered_at === null ? -Infinity : parseTime(r.registered_at) ?? -Infinity);
-  return rows.sort((a, b) => t(b) - t(a) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const key = new Map<Row, number>();
+  for (const r of rows) {
+    key.set(r, (r.registered_at === null ? null : parseTime(r.registered_at)) ?? -Infinity);
+  }
+  return rows.sort((a, b) =>
+    key.get(b)! - key.get(a)! || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+  );
 }
 
 /** Every row in the store, each file once, each judged at read time. */
@@ -82,7 +85,7 @@ export async function writeRecord(
  * not grow with the store; each call starts at a random place, so every dead record is
  * reached over a few registrations, and `prune` always examines all of them.
  */
-export const REGISTER_CLEANUP_LIMIT = 64;
+export const REGISTER_CLEANUP_LIMIT = 16;
 
 /**
  * Removes, under the caller's lock, the rows of one host directory that `shouldRemove`
@@ -122,8 +125,8 @@ export function removeWhere(
     if (!shouldRemove(row)) continue;
     if (!dryRun) {
       try {
-        const info = Deno.lstatSync(row.path);
-        if (info.isDirectory) continue; // never ours to delete
+        // Only a malformed row can be a directory (a valid record is a regular file).
+        if (row.malformed && Deno.lstatSync(row.path).isDirectory) continue;
         Deno.removeSync(row.path);
       } catch {
         continue;

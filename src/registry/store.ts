@@ -59,67 +59,42 @@ export function readEntry(dir: string, hostDirNameValue: string, name: string): 
   if (!m) return null;
   const filePid = Number(m[1]);
   const path = join(dir, name);
-  const bad = (problem: string, mtimeMs: number | null): Entry => ({
+  const file = readSmallFile(path);
+  if (file === null) return null;
+  const bad = (problem: string): Entry => ({
     ok: false,
     path,
     filePid,
     hostDir: hostDirNameValue,
-    mtimeMs,
+    mtimeMs: file.mtimeMs,
     problem,
   });
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.lstatSync(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
-    return bad(`cannot stat: ${errText(err)}`, null);
-  }
-  const mtimeMs = info.mtime?.getTime() ?? null;
-  if (info.isSymlink) return bad("is a symbolic link", mtimeMs);
-  if (!info.isFile) return bad("not a regular file", mtimeMs);
-  if (info.size > MAX_RECORD_BYTES) return bad("larger than 64 KiB", mtimeMs);
-  if (uid !== null && info.uid !== uid) return bad("owned by another user", mtimeMs);
-  if (info.mode !== null && (info.mode & 0o022) !== 0) {
-    return bad("writable by group or others", mtimeMs);
-  }
-  let bytes: Uint8Array;
-  try {
-    using file = Deno.openSync(path, { read: true });
-    const opened = file.statSync();
-    // The name may have been swapped for a link or a FIFO between lstat and open.
-    if (!opened.isFile || opened.ino !== info.ino || opened.dev !== info.dev) {
-      return bad("changed while being read", mtimeMs);
-    }
-    bytes = readAtMost(file, MAX_RECORD_BYTES + 1);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
-    return bad(`cannot read: ${errText(err)}`, mtimeMs);
-  }
-  if (bytes.length > MAX_RECORD_BYTES) return bad("larger than 64 KiB", mtimeMs);
-  let text: string;
-  try {
-    text = decoder.decode(bytes);
-  } catch {
-    return bad("not valid UTF-8", mtimeMs);
-  }
+  if (!file.ok) return bad(file.problem);
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(file.text);
   } catch {
-    return bad("not valid JSON", mtimeMs);
+    return bad("not valid JSON");
   }
   const checked = validateRecord(value, filePid);
-  if ("problem" in checked) return bad(checked.problem, mtimeMs);
-  return { ok: true, path, record: checked.record, mtimeMs };
+  if ("problem" in checked) return bad(checked.problem);
+  return { ok: true, path, record: checked.record, mtimeMs: file.mtimeMs };
 }
 
-function readAtMost(file: Deno.FsFile, limit: number): Uint8Array {
-  const buf = new Uint8Array(limit);
+/** One buffer for every small read: a store of 10,000 records must not allocate 640 MB. */
+let sharedBuffer: Uint8Array | undefined;
+
+/** Reads up to `limit` bytes, stopping at EOF or once `expected` bytes (the fstat size) are in. */
+function readAtMost(file: Deno.FsFile, limit: number, expected: number): Uint8Array {
+  const buf = limit <= MAX_RECORD_BYTES + 1
+    ? (sharedBuffer ??= new Uint8Array(MAX_RECORD_BYTES + 1)).subarray(0, limit)
+    : new Uint8Array(limit);
   let off = 0;
   while (off < limit) {
     const n = file.readSync(buf.subarray(off));
     if (n === null || n === 0) break;
     off += n;
+    if (off >= expected && off < limit) break;
   }
   return buf.subarray(0, off);
 }
@@ -215,7 +190,23 @@ function tighten(path: string, isHome: boolean) {
  * On any failure the temp file is removed and the old file is untouched.
  */
 export function writeAtomic(path: string, data: string, durable = true) {
-  const tmp = `${path}.${Deno.pid}.${randomHex()}.tmp`;
+  const tmp = writeTemp(path, data, durable);
+  try {
+    Deno.renameSync(tmp, path);
+  } catch (err) {
+    removeQuietly(tmp);
+    throw ioError("Could not write", path, err);
+  }
+}
+
+let tempCounter = 0;
+
+/** Writes `data` to a fresh temp file beside `path` (0600, exclusive) and returns its name. */
+function writeTemp(path: string, data: string, durable: boolean): string {
+  // Unique enough with createNew (O_EXCL) behind it; crypto would cost ~1 ms to load.
+  const tmp = `${path}.${Deno.pid}.${(++tempCounter).toString(36)}${
+    Math.floor(Math.random() * 2 ** 32).toString(36)
+  }.tmp`;
   try {
     using file = Deno.openSync(tmp, { write: true, createNew: true, mode: 0o600 });
     const bytes = new TextEncoder().encode(data);
@@ -226,12 +217,7 @@ export function writeAtomic(path: string, data: string, durable = true) {
     removeQuietly(tmp);
     throw ioError("Could not write", path, err);
   }
-  try {
-    Deno.renameSync(tmp, path);
-  } catch (err) {
-    removeQuietly(tmp);
-    throw ioError("Could not write", path, err);
-  }
+  return tmp;
 }
 
 export function removeQuietly(path: string) {
@@ -281,4 +267,78 @@ export async function withLock<T>(dir: string, fn: () => T | Promise<T>): Promis
 
 function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** One small file read safely: its text, or what is wrong with it; null when it is missing. */
+export type SmallFile =
+  | { ok: true; text: string; mtimeMs: number | null }
+  | { ok: false; problem: string; mtimeMs: number | null };
+
+/**
+ * Reads a small file with the same care as readEntry (no symlinks, FIFOs or devices; ours
+ * and not writable by others; at most `maxBytes`; valid UTF-8). Null when it does not exist.
+ */
+export function readSmallFile(path: string, maxBytes = MAX_RECORD_BYTES): SmallFile | null {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    return { ok: false, problem: `cannot stat: ${errText(err)}`, mtimeMs: null };
+  }
+  const mtimeMs = info.mtime?.getTime() ?? null;
+  const bad = (problem: string): SmallFile => ({ ok: false, problem, mtimeMs });
+  if (info.isSymlink) return bad("is a symbolic link");
+  if (!info.isFile) return bad("not a regular file");
+  if (info.size > maxBytes) return bad(`larger than ${maxBytes} bytes`);
+  if (uid !== null && info.uid !== uid) return bad("owned by another user");
+  if (info.mode !== null && (info.mode & 0o022) !== 0) return bad("writable by group or others");
+  let bytes: Uint8Array;
+  try {
+    using file = Deno.openSync(path, { read: true });
+    const opened = file.statSync();
+    if (!opened.isFile || opened.ino !== info.ino || opened.dev !== info.dev) {
+      return bad("changed while being read");
+    }
+    bytes = readAtMost(file, maxBytes + 1, opened.size);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    return bad(`cannot read: ${errText(err)}`);
+  }
+  if (bytes.length > maxBytes) return bad(`larger than ${maxBytes} bytes`);
+  try {
+    return { ok: true, text: decoder.decode(bytes), mtimeMs };
+  } catch {
+    return bad("not valid UTF-8");
+  }
+}
+
+/** Creates a directory and its parents (0700), tightening it when looser; never a symlink. */
+export function ensurePrivateDir(dir: string): string {
+  try {
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw ioError("Could not create the directory", dir, err);
+  }
+  if (Deno.build.os !== "windows") tighten(dir, false);
+  return dir;
+}
+
+/**
+ * Creates `path` holding `data`, exclusively and never torn: a fully written, flushed temp
+ * file is hard-linked to the name, which fails when the name exists. Returns the new file's
+ * identity, or null when the name was taken.
+ */
+export function createExclusive(path: string, data: string): { ino: number; dev: number } | null {
+  const tmp = writeTemp(path, data, true);
+  try {
+    const info = Deno.lstatSync(tmp);
+    Deno.linkSync(tmp, path);
+    return { ino: info.ino ?? 0, dev: info.dev };
+  } catch (err) {
+    if (err instanceof Deno.errors.AlreadyExists) return null;
+    throw ioError("Could not create", path, err);
+  } finally {
+    removeQuietly(tmp);
+  }
 }

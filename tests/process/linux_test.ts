@@ -5,6 +5,7 @@ import {
   parseBtime,
   parseCmdline,
   parseStat,
+  procMayHide,
 } from "../../src/process/linux.ts";
 import { spawnSleeper, tempDir } from "../helpers.ts";
 
@@ -33,6 +34,30 @@ Deno.test("parseStat", async (t) => {
     assertEquals(parseStat("123 (bash) S 1 2"), null);
     assertEquals(parseStat(`abc (bash) ${tail}`), null);
     assertEquals(parseStat(`1 (b) ${tail.replace("424242", "-5")}`), null);
+  });
+});
+
+Deno.test("procMayHide reads hidepid from mountinfo", async (t) => {
+  const line = (opts: string) => `22 27 0:21 / /proc rw,relatime - proc proc ${opts}`;
+  const other = "30 22 0:5 / /dev rw - devtmpfs udev rw";
+  await t.step(
+    "no hidepid: a missing /proc/<pid> is proof",
+    () => assertEquals(procMayHide(`${other}\n${line("rw")}\n`), false),
+  );
+  await t.step("hidepid=0/off and 1/noaccess hide nothing", () => {
+    for (const v of ["0", "off", "1", "noaccess"]) {
+      assertEquals(procMayHide(line(`rw,hidepid=${v}`)), false, v);
+    }
+  });
+  await t.step("hidepid=2/invisible/4/ptraceable may hide", () => {
+    for (const v of ["2", "invisible", "4", "ptraceable"]) {
+      assertEquals(procMayHide(line(`rw,hidepid=${v},gid=5`)), true, v);
+    }
+  });
+  await t.step("no proc mount found, or not procfs: assume it may hide", () => {
+    assertEquals(procMayHide(other), true);
+    assertEquals(procMayHide("22 27 0:21 / /proc rw - tmpfs tmpfs rw"), true);
+    assertEquals(procMayHide(line("rw"), "/elsewhere"), true);
   });
 });
 
