@@ -1,0 +1,208 @@
+/**
+ * The continuation decision, pure: what the ledger holds, what roster's liveness says about
+ * the interrupted owner and the watchdog, and the facts only the resumed harness can see go
+ * in; one verdict comes out. The rules run in the documented order and the first that
+ * applies decides. A fact a rule needs and did not get makes that rule veto
+ * (`fact-missing:<name>`): the convenient value is never assumed.
+ */
+import { isValidPid, type Liveness, parseTime } from "../registry/record.ts";
+import type { Plan, SkipClass, SkipRead } from "./ledger.ts";
+
+export type Mode = "on" | "off" | "dry-run";
+
+/** What the resumed harness reports. An absent key is a missing fact; null is a value. */
+export interface Facts {
+  /** The harness confirms it resumed this session (and is about to send the turn). */
+  ack_resumed?: boolean;
+  session_id?: string | null;
+  pane_key?: string | null;
+  /** The id of the last transcript entry now; null when the transcript is empty. */
+  last_entry_id?: string | null;
+  idle?: boolean;
+  /** Queued user messages: a count, or a boolean. */
+  pending_messages?: number | boolean;
+  /** Unsent text in the input box; null when the harness has none. */
+  editor_text?: string | null;
+  user_active?: boolean;
+  prompt_open?: boolean;
+  /** The pid of a watchdog process for this session; null when there is none. */
+  watchdog_pid?: number | null;
+}
+
+type FactName = keyof Facts;
+
+const bool = (v: unknown) => typeof v === "boolean";
+const text = (v: unknown) => v === null || (typeof v === "string" && v.length <= 65_536);
+
+const FACT_TYPES: Record<FactName, [check: (v: unknown) => boolean, expected: string]> = {
+  ack_resumed: [bool, "a boolean"],
+  session_id: [text, "a string or null"],
+  pane_key: [text, "a string or null"],
+  last_entry_id: [text, "a string or null"],
+  idle: [bool, "a boolean"],
+  pending_messages: [
+    (v) => bool(v) || (typeof v === "number" && Number.isSafeInteger(v) && v >= 0),
+    "a boolean or a non-negative integer",
+  ],
+  editor_text: [text, "a string or null"],
+  user_active: [bool, "a boolean"],
+  prompt_open: [bool, "a boolean"],
+  watchdog_pid: [(v) => v === null || isValidPid(v), "a process id or null"],
+};
+
+export const FACT_NAMES = Object.keys(FACT_TYPES) as FactName[];
+
+/** Validates the facts object. Unknown keys are ignored; a known key of the wrong type is not. */
+export function parseFacts(value: unknown): { facts: Facts } | { problem: string } {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { problem: "expected a JSON object" };
+  }
+  const obj = value as Record<string, unknown>;
+  const facts: Record<string, unknown> = {};
+  for (const name of FACT_NAMES) {
+    if (!Object.hasOwn(obj, name)) continue;
+    const [check, expected] = FACT_TYPES[name];
+    const v = obj[name];
+    if (!check(v)) {
+      const got = JSON.stringify(v) ?? String(v);
+      return { problem: `fact ${name} must be ${expected}, got ${got.slice(0, 60)}` };
+    }
+    facts[name] = v;
+  }
+  return { facts: facts as Facts };
+}
+
+export type WaitReason = "not-before" | "spacing" | "locked";
+export type StopReason = "not-released" | "claimed" | "owner-alive";
+
+export type Verdict =
+  | { kind: "dispatch" }
+  | { kind: "wait"; until: number; reason: WaitReason }
+  /** `would`: under mode dry-run, the verdict that mode on would have given. */
+  | { kind: "skip"; class: SkipClass; reason: string; would?: Verdict }
+  | { kind: "stop"; reason: StopReason }
+  /** An existing skip file decided it; `class` is null when that file is damaged. */
+  | { kind: "vetoed"; reason: string; class: SkipClass | null };
+
+export type Kind = Verdict["kind"];
+
+export const EXIT_CODES: Record<Kind, number> = {
+  dispatch: 0,
+  wait: 10,
+  skip: 11,
+  stop: 12,
+  vetoed: 13,
+};
+
+/** Everything one decision looks at. */
+export interface Situation {
+  /** The plan on disk; null when there is none or it is damaged. */
+  plan: Plan | null;
+  /** The token the caller judged before (the claim pass); null accepts any. */
+  expectedToken: string | null;
+  claimed: boolean;
+  skip: SkipRead;
+  now: number;
+  lastDispatchMs: number | null;
+  /** Roster's liveness of the plan's session; null when it was not judged. */
+  owner: Liveness | null;
+  mode: Mode;
+  hold: boolean;
+  facts: Facts;
+  /** Liveness of `facts.watchdog_pid` when it is a pid; null when not judged. */
+  watchdog: Liveness | null;
+}
+
+const skip = (cls: SkipClass, reason: string): Verdict => ({ kind: "skip", class: cls, reason });
+const veto = (reason: string) => skip("veto", reason);
+const stop = (reason: StopReason): Verdict => ({ kind: "stop", reason });
+const wait = (until: number, reason: WaitReason): Verdict => ({ kind: "wait", until, reason });
+
+/** The first of `names` the facts lack, as a veto; null when all are there. */
+function missing(facts: Facts, names: FactName[]): Verdict | null {
+  for (const n of names) if (facts[n] === undefined) return veto(`fact-missing:${n}`);
+  return null;
+}
+
+export function decide(s: Situation): Verdict {
+  const f = s.facts;
+  // 1. Acknowledged as resumed.
+  const noAck = missing(f, ["ack_resumed"]);
+  if (noAck) return noAck;
+  if (f.ack_resumed !== true) return skip("process-end", "ack");
+
+  // 2. The plan, the claim, the skip, and the clock.
+  const plan = s.plan;
+  if (
+    plan === null || plan.state !== "released" ||
+    (s.expectedToken !== null && plan.token !== s.expectedToken)
+  ) {
+    return stop("not-released");
+  }
+  if (s.claimed) return stop("claimed");
+  if (s.skip !== null) {
+    return "damaged" in s.skip
+      ? { kind: "vetoed", reason: "skip-damaged", class: null }
+      : { kind: "vetoed", reason: s.skip.reason, class: s.skip.class };
+  }
+  const deadline = plan.deadline === null ? null : parseTime(plan.deadline);
+  if (deadline !== null && s.now > deadline) return skip("process-end", "timeout");
+  const notBefore = plan.not_before === null ? null : parseTime(plan.not_before);
+  if (notBefore !== null && s.now < notBefore) return wait(notBefore, "not-before");
+  if (s.lastDispatchMs !== null && plan.spacing_ms > 0) {
+    // A last dispatch in the future (the clock was stepped back) counts as now.
+    const next = Math.min(s.lastDispatchMs, s.now) + plan.spacing_ms;
+    if (s.now < next) return wait(next, "spacing");
+  }
+
+  // 3. The interrupted owner must be gone, as far as roster can tell.
+  if (s.owner === "alive") return stop("owner-alive");
+  if (s.owner !== "dead") return veto("owner-unknown");
+
+  // 4. The ledger's switches.
+  if (s.mode !== "on") {
+    if (s.mode !== "dry-run") return veto("disabled");
+    return { kind: "skip", class: "veto", reason: "disabled", would: fromHold(s, plan) };
+  }
+  return fromHold(s, plan);
+}
+
+/** Rules 4 (hold) to 9, as mode on would run them. */
+function fromHold(s: Situation, plan: Plan): Verdict {
+  const f = s.facts;
+  if (s.hold) return veto("hold");
+
+  // 5. Identity.
+  const noId = missing(f, ["session_id", "pane_key"]);
+  if (noId) return noId;
+  if (f.session_id !== plan.session.session_id || f.pane_key !== plan.session.tmux_pane) {
+    return veto("identity");
+  }
+
+  // 6. Nobody acted since the interruption.
+  const noEntry = missing(f, ["last_entry_id"]);
+  if (noEntry) return noEntry;
+  if (f.last_entry_id !== plan.frozen_marker) return veto("new-entry");
+
+  // 7. A person is there; the session is busy.
+  const noPerson = missing(f, ["user_active", "editor_text", "prompt_open"]);
+  if (noPerson) return noPerson;
+  const typing = typeof f.editor_text === "string" && f.editor_text.trim() !== "";
+  if (f.user_active || typing || f.prompt_open) return veto("user-active");
+  const noIdle = missing(f, ["idle", "pending_messages"]);
+  if (noIdle) return noIdle;
+  const pending = f.pending_messages === true ||
+    (typeof f.pending_messages === "number" && f.pending_messages > 0);
+  if (!f.idle || pending) return veto("busy");
+
+  // 8. A watchdog for the session is alive (null: the harness says there is none).
+  const noWatchdog = missing(f, ["watchdog_pid"]);
+  if (noWatchdog) return noWatchdog;
+  if (f.watchdog_pid !== null) {
+    if (s.watchdog === "alive") return veto("watchdog");
+    if (s.watchdog !== "dead") return veto("watchdog-unknown");
+  }
+
+  // 9.
+  return { kind: "dispatch" };
+}

@@ -1,0 +1,365 @@
+/** The ledger's files: safe reads, exclusive creation, atomic writes, and dispatch.lock. */
+import { assert, assertEquals, assertMatch, assertThrows } from "../assert.ts";
+import { spawnSleeper, tempDir, writeJson } from "../helpers.ts";
+import {
+  acquireDispatchLock,
+  appendAudit,
+  claimPath,
+  createClaim,
+  createSkip,
+  ensureLedger,
+  isValidKey,
+  LOCK_FILE,
+  type LockOwner,
+  type Plan,
+  planPath,
+  readAudit,
+  readLastDispatch,
+  readLockOwner,
+  readMode,
+  readPlan,
+  readSkip,
+  readState,
+  validatePlan,
+  writeLastDispatch,
+  writeOutcome,
+  writePlan,
+} from "../../src/continuation/ledger.ts";
+import { Judge } from "../../src/registry/liveness.ts";
+import { processBackend } from "../../src/process/mod.ts";
+import { RosterError } from "../../src/errors.ts";
+
+const PLAN: Plan = {
+  schema: 1,
+  key: "k1",
+  token: "t1",
+  state: "released",
+  session: {
+    session_pid: 4242,
+    start_token: "99",
+    boot_id: null,
+    host: "h",
+    session_id: "S1",
+    agent: "claude",
+    runtime: null,
+    cwd: "/w",
+    tmux_pane: null,
+  },
+  frozen_marker: null,
+  interrupted_at: null,
+  cause: null,
+  tool_calls: [],
+  not_before: null,
+  deadline: null,
+  spacing_ms: 0,
+};
+
+async function judge(): Promise<Judge> {
+  const b = await processBackend();
+  return new Judge(b, { host: Deno.hostname(), bootId: b.bootId() });
+}
+
+function mkfifo(path: string) {
+  const r = new Deno.Command("mkfifo", { args: [path] }).outputSync();
+  assert(r.success, "mkfifo");
+}
+
+const put = (path: string, text: string, mode = 0o600) => {
+  Deno.writeTextFileSync(path, text);
+  Deno.chmodSync(path, mode);
+};
+
+Deno.test("keys are file names, never paths", async (t) => {
+  for (const key of ["a", "abc-1.2_3", "A".repeat(128), "-x", "_"]) {
+    await t.step(`accepts ${key.slice(0, 20)}`, () => assert(isValidKey(key)));
+  }
+  for (const key of ["", ".x", "..", "../x", "a/b", "a\\b", "a b", "é", "A".repeat(129), "a\n"]) {
+    await t.step(`rejects ${JSON.stringify(key.slice(0, 20))}`, () => assert(!isValidKey(key)));
+  }
+});
+
+Deno.test("validatePlan", async (t) => {
+  await t.step("a valid plan, and a full list row as the session", () => {
+    assertEquals(validatePlan(PLAN, "k1"), { plan: PLAN });
+    const row = { ...PLAN.session, liveness: "dead", reason: "exited", path: "/x", extra: 1 };
+    const r = validatePlan({ ...PLAN, session: row, future_field: true }, "k1");
+    assert("plan" in r);
+    assertEquals(r.plan.session, PLAN.session);
+  });
+  const bad: [string, unknown, RegExp][] = [
+    ["not an object", [], /not a JSON object/],
+    ["another schema", { ...PLAN, schema: 2 }, /invalid field: schema/],
+    ["key of another file", { ...PLAN, key: "k2" }, /key differs/],
+    ["no token", { ...PLAN, token: "" }, /invalid field: token/],
+    ["unknown state", { ...PLAN, state: "done" }, /invalid field: state/],
+    ["missing session", { ...PLAN, session: undefined }, /session/],
+    ["bad session pid", { ...PLAN, session: { ...PLAN.session, session_pid: 0 } }, /session_pid/],
+    ["no host", { ...PLAN, session: { ...PLAN.session, host: "" } }, /session\.host/],
+    ["bad time", { ...PLAN, deadline: "tomorrow" }, /invalid field: deadline/],
+    ["bad cause", { ...PLAN, cause: "oom" }, /invalid field: cause/],
+    ["bad tool call", { ...PLAN, tool_calls: [{ id: 1 }] }, /tool_calls\[0\]/],
+    ["negative spacing", { ...PLAN, spacing_ms: -1 }, /spacing_ms/],
+    ["fractional spacing", { ...PLAN, spacing_ms: 1.5 }, /spacing_ms/],
+  ];
+  for (const [name, value, re] of bad) {
+    await t.step(`rejects ${name}`, () => {
+      const r = validatePlan(JSON.parse(JSON.stringify(value)), "k1");
+      assert("problem" in r, name);
+      assertMatch(r.problem, re);
+    });
+  }
+});
+
+Deno.test("reading the ledger safely", async (t) => {
+  await using tmp = await tempDir();
+  const dir = ensureLedger(`${tmp.path}/ledger`);
+  assertEquals((Deno.statSync(dir).mode ?? 0) & 0o777, 0o700);
+
+  await t.step("an empty ledger: no plan, no claim, no skip, mode off, no hold", () => {
+    assertEquals(readState(dir, "k1"), {
+      plan: null,
+      claimed: false,
+      skip: null,
+      lastDispatchMs: null,
+      mode: "off",
+      hold: false,
+    });
+  });
+
+  await t.step("a written plan reads back", () => {
+    writePlan(dir, PLAN);
+    assertEquals(readPlan(dir, "k1"), { ok: true, plan: PLAN });
+    assertEquals((Deno.statSync(planPath(dir, "k1")).mode ?? 0) & 0o777, 0o600);
+  });
+
+  await t.step("damaged plans are damaged, never trusted, never hang", () => {
+    const cases: [string, () => void, RegExp][] = [
+      ["s", () => Deno.symlinkSync(planPath(dir, "k1"), planPath(dir, "s")), /symbolic/],
+      ["f", () => mkfifo(planPath(dir, "f")), /not a regular file/],
+      ["d", () => Deno.mkdirSync(planPath(dir, "d")), /not a regular file/],
+      ["h", () => put(planPath(dir, "h"), " ".repeat(70_000)), /larger than/],
+      [
+        "w",
+        () => put(planPath(dir, "w"), JSON.stringify({ ...PLAN, key: "w" }), 0o666),
+        /writable/,
+      ],
+      ["j", () => put(planPath(dir, "j"), "{"), /not valid JSON/],
+      ["u", () => {
+        Deno.writeFileSync(planPath(dir, "u"), new Uint8Array([0x7b, 0xff, 0x7d]));
+        Deno.chmodSync(planPath(dir, "u"), 0o600);
+      }, /UTF-8/],
+      ["o", () => put(planPath(dir, "o"), JSON.stringify(PLAN)), /key differs/],
+    ];
+    for (const [key, make, re] of cases) {
+      make();
+      const r = readPlan(dir, key);
+      assert(r !== null && !r.ok, key);
+      assertMatch(r.problem, re, key);
+    }
+  });
+
+  await t.step("skip files: valid, damaged (a veto), any type counts", () => {
+    assert(
+      createSkip(dir, "k1", { class: "veto", reason: "hold", token: "t1", pid: 9, at: iso() }),
+    );
+    const skip = readSkip(dir, "k1");
+    assert(skip !== null && !("damaged" in skip));
+    assertEquals([skip.class, skip.reason, skip.token, skip.pid], ["veto", "hold", "t1", 9]);
+    put(`${dir}/k2.skip`, "");
+    assertEquals(readSkip(dir, "k2"), { damaged: "not valid JSON" });
+    Deno.mkdirSync(`${dir}/k3.skip`);
+    assert("damaged" in (readSkip(dir, "k3") ?? {}));
+    Deno.symlinkSync("/nonexistent", `${dir}/k4.skip`);
+    assert("damaged" in (readSkip(dir, "k4") ?? {}));
+    put(`${dir}/k5.skip`, JSON.stringify({ class: "maybe", reason: "x", token: null, pid: 1 }));
+    assert("damaged" in (readSkip(dir, "k5") ?? {}));
+  });
+
+  await t.step("config: missing, unreadable or invalid means off", () => {
+    const cfg = `${dir}/config.json`;
+    assertEquals(readMode(dir), "off");
+    for (const mode of ["on", "off", "dry-run"]) {
+      put(cfg, JSON.stringify({ mode }));
+      assertEquals(readMode(dir), mode);
+    }
+    put(cfg, JSON.stringify({ mode: "ON" }));
+    assertEquals(readMode(dir), "off");
+    put(cfg, "not json");
+    assertEquals(readMode(dir), "off");
+    put(cfg, JSON.stringify({ mode: "on" }), 0o666);
+    assertEquals(readMode(dir), "off");
+    Deno.removeSync(cfg);
+    put(`${tmp.path}/elsewhere.json`, JSON.stringify({ mode: "on" }));
+    Deno.symlinkSync(`${tmp.path}/elsewhere.json`, cfg);
+    assertEquals(readMode(dir), "off");
+  });
+
+  await t.step("hold: any file of that name, even a dangling link", () => {
+    Deno.symlinkSync("/nonexistent", `${dir}/hold`);
+    assertEquals(readState(dir, "k1").hold, true);
+  });
+
+  await t.step(".last-dispatch: written time; a damaged one falls back to its mtime", () => {
+    writeLastDispatch(dir, Date.parse("2026-01-02T03:04:05.000Z"));
+    assertEquals(readLastDispatch(dir), Date.parse("2026-01-02T03:04:05.000Z"));
+    put(`${dir}/.last-dispatch`, "garbage");
+    const mtime = Deno.statSync(`${dir}/.last-dispatch`).mtime!.getTime();
+    assertEquals(readLastDispatch(dir), mtime);
+  });
+});
+
+function iso() {
+  return new Date().toISOString();
+}
+
+Deno.test("claims and skips are exclusive and never torn", async (t) => {
+  await using tmp = await tempDir();
+  const dir = ensureLedger(`${tmp.path}/l`);
+  const claim = { key: "k1", token: "t1", continuation_id: "c1", pid: Deno.pid, at: iso() };
+  await t.step("the first claim wins, the second is refused", () => {
+    assertEquals(createClaim(dir, claim), true);
+    assertEquals(createClaim(dir, { ...claim, continuation_id: "c2" }), false);
+    assertEquals(JSON.parse(Deno.readTextFileSync(claimPath(dir, "k1"))).continuation_id, "c1");
+    assertEquals(readState(dir, "k1").claimed, true);
+  });
+  await t.step("the first skip wins", () => {
+    const s = { class: "veto" as const, reason: "hold", token: "t1", pid: 1, at: iso() };
+    assertEquals(createSkip(dir, "k2", s), true);
+    assertEquals(createSkip(dir, "k2", { ...s, reason: "busy" }), false);
+    assertEquals((readSkip(dir, "k2") as { reason: string }).reason, "hold");
+  });
+  await t.step("no temp files are left behind", () => {
+    writeOutcome(dir, "k1", { outcome: "dispatched", continuation_id: "c1", at: iso() });
+    const names = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assertEquals(names, ["k1.claim", "k1.outcome", "k2.skip"]);
+  });
+  await t.step("ensureLedger tightens a loose directory and refuses a symlink", () => {
+    Deno.chmodSync(dir, 0o755);
+    ensureLedger(dir);
+    assertEquals((Deno.statSync(dir).mode ?? 0) & 0o777, 0o700);
+    Deno.symlinkSync(dir, `${tmp.path}/link`);
+    assertThrows(() => ensureLedger(`${tmp.path}/link`), RosterError);
+  });
+});
+
+Deno.test("the audit log", async (t) => {
+  await using tmp = await tempDir();
+  const dir = ensureLedger(`${tmp.path}/l`);
+  await t.step("one JSON line per event, with time and pid", () => {
+    appendAudit(dir, { event: "claim", key: "a" });
+    appendAudit(dir, { event: "skip", key: "b" });
+    const lines = readAudit(dir);
+    assertEquals(lines.map((l) => [l.event, l.key, l.pid]), [
+      ["claim", "a", Deno.pid],
+      ["skip", "b", Deno.pid],
+    ]);
+    assert(typeof lines[0].at === "string");
+  });
+  await t.step("never appends through a link or into a FIFO", () => {
+    const other = ensureLedger(`${tmp.path}/m`);
+    Deno.symlinkSync(`${tmp.path}/target`, `${other}/audit.ndjson`);
+    assertThrows(() => appendAudit(other, { event: "claim" }), RosterError);
+    const third = ensureLedger(`${tmp.path}/n`);
+    mkfifo(`${third}/audit.ndjson`);
+    assertThrows(() => appendAudit(third, { event: "claim" }), RosterError);
+  });
+});
+
+Deno.test("dispatch.lock", async (t) => {
+  await using tmp = await tempDir();
+  const dir = ensureLedger(`${tmp.path}/l`);
+  const j = await judge();
+  const lockPath = `${dir}/${LOCK_FILE}`;
+
+  await t.step("taken: a complete file naming this process and its start token", async () => {
+    const a = await acquireDispatchLock(dir, j, 0);
+    assert("held" in a);
+    const owner = readLockOwner(dir)!;
+    const probe = j.probe(Deno.pid, true);
+    assertEquals([owner.pid, owner.host], [Deno.pid, Deno.hostname()]);
+    assertEquals(owner.start_token, probe.kind === "exists" ? probe.info.startToken : null);
+    // A second taker waits for the live owner, then reports it busy.
+    const started = Date.now();
+    const b = await acquireDispatchLock(dir, j, 150);
+    assert("busy" in b);
+    assertEquals(b.busy.pid, Deno.pid);
+    assert(Date.now() - started >= 140);
+    a.held.release();
+    assertEquals(readLockOwner(dir), null);
+  });
+
+  await t.step("release removes only its own lock (inode check)", async () => {
+    const a = await acquireDispatchLock(dir, j, 0);
+    assert("held" in a);
+    Deno.removeSync(lockPath);
+    const b = await acquireDispatchLock(dir, j, 0);
+    assert("held" in b);
+    a.held.release();
+    assert(readLockOwner(dir) !== null, "a's release must not remove b's lock");
+    b.held.release();
+    assertEquals(readLockOwner(dir), null);
+  });
+
+  const plant = (owner: Partial<LockOwner>) =>
+    writeJson(lockPath, {
+      pid: Deno.pid,
+      start_token: null,
+      host: Deno.hostname(),
+      boot_id: j.here.bootId,
+      at: iso(),
+      nonce: "n",
+      ...owner,
+    });
+
+  await t.step("a dead owner's lock is reclaimed and audited", async () => {
+    const s = spawnSleeper();
+    const p = j.probe(s.pid, true);
+    const token = p.kind === "exists" ? p.info.startToken : null;
+    await s.kill();
+    plant({ pid: s.pid, start_token: token });
+    const a = await acquireDispatchLock(dir, j, 0);
+    assert("held" in a);
+    assertEquals(readLockOwner(dir)?.pid, Deno.pid);
+    a.held.release();
+    const reclaim = readAudit(dir).filter((l) => l.event === "lock-reclaim");
+    assertEquals(reclaim.length, 1);
+    assertEquals((reclaim[0].owner as LockOwner).pid, s.pid);
+    assertEquals(reclaim[0].owner_reason, "exited");
+  });
+
+  await t.step("a reused pid (another start token) counts as dead", async () => {
+    await using s = spawnSleeper();
+    plant({ pid: s.pid, start_token: "1" });
+    const a = await acquireDispatchLock(dir, j, 0);
+    assert("held" in a);
+    a.held.release();
+    assertEquals(readAudit(dir).at(-1)?.owner_reason, "pid-reused");
+  });
+
+  await t.step("a live owner's lock and an unknown owner's lock are left alone", async () => {
+    await using s = spawnSleeper();
+    const p = j.probe(s.pid, true);
+    plant({ pid: s.pid, start_token: p.kind === "exists" ? p.info.startToken : null });
+    const before = Deno.readTextFileSync(lockPath);
+    assert("busy" in await acquireDispatchLock(dir, j, 50));
+    assertEquals(Deno.readTextFileSync(lockPath), before);
+    plant({ pid: 999_999, host: "another-host" });
+    const other = Deno.readTextFileSync(lockPath);
+    assert("busy" in await acquireDispatchLock(dir, j, 0));
+    assertEquals(Deno.readTextFileSync(lockPath), other);
+    Deno.removeSync(lockPath);
+  });
+
+  await t.step("a damaged lock is an error naming it, never silently taken", async () => {
+    put(lockPath, "{");
+    let err: unknown;
+    try {
+      await acquireDispatchLock(dir, j, 0);
+    } catch (e) {
+      err = e;
+    }
+    assert(err instanceof RosterError);
+    assertMatch((err as Error).message, /dispatch lock is damaged.*dispatch\.lock/);
+    Deno.removeSync(lockPath);
+  });
+});
