@@ -45,9 +45,11 @@ export function resolveCwd(value: string, flag: string): string {
 
 function registrarPath(): string {
   const exe = Deno.execPath();
-  // Under `deno run` the executable is deno itself: name the script instead.
-  if (/[\\/]deno(\.exe)?$/.test(exe) && Deno.mainModule.startsWith("file:")) {
-    return decodeURIComponent(new URL(Deno.mainModule).pathname);
+  // Under `deno run` the executable is deno itself: name the script instead. (String work,
+  // not new URL(): the URL extension costs start-up time to load.)
+  const main = Deno.mainModule;
+  if (/[\\/]deno(\.exe)?$/.test(exe) && main.startsWith("file://")) {
+    return decodeURIComponent(main.slice(Deno.build.os === "windows" ? 8 : 7));
   }
   return exe;
 }
