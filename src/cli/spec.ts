@@ -180,9 +180,13 @@ export const COMMANDS: CommandSpec[] = [
         help: "The interrupted session's pid (any row list --all shows)",
       },
       { name: "release", help: "Write the plan released rather than planned" },
-      { name: "deadline", value: "DUR", help: "Give up after this long from now" },
+      { name: "deadline", value: "DUR", help: "Give up after this long from now (default: 1h)" },
       { name: "not-before", value: "DUR", help: "Wait at least this long from now" },
-      { name: "spacing", value: "DUR", help: "Minimum gap between any two dispatches" },
+      {
+        name: "spacing",
+        value: "DUR",
+        help: "Minimum gap between any two dispatches (default: 5s)",
+      },
       {
         name: "frozen-marker",
         value: "M",
@@ -196,6 +200,9 @@ export const COMMANDS: CommandSpec[] = [
       },
       { name: "ledger", value: "DIR", help: "Ledger directory (default: <home>/continuations)" },
     ],
+    details: "Writes K.plan.json in the ledger from the session's registry row. A key already " +
+      "claimed or skipped is refused: plan each interruption under a new key. " +
+      "See docs/continuation.md.",
     load: () => import("./continuation.ts").then((m) => ({ run: m.plan })),
   },
   {
