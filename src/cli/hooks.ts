@@ -1,10 +1,307 @@
-/** Commands for hooks: unregister, check, token, whoami (issue 5; not implemented yet). */
-import { RosterError } from "../errors.ts";
+/**
+ * Commands for hooks: `unregister` (session end), `check` (liveness of given pids), `token`
+ * (the start-token primitive for pid files) and `whoami` (the session that owns the caller).
+ * The decisions are pure functions at the top; the handlers below only gather and print.
+ */
+import { RosterError, UsageError } from "../errors.ts";
+import type { Probe, ProcessBackend, TokenMatch } from "../process/types.ts";
+import type { Judge, Verdict } from "../registry/liveness.ts";
+import { ancestors, parsePid, resolveOwner } from "../registry/owner.ts";
+import { hostDirName, type Row } from "../registry/record.ts";
+import { removeRecordIf, toRow } from "../registry/registry.ts";
+import { join, readEntry, sessionsDir } from "../registry/store.ts";
+import type { Parsed } from "./args.ts";
+import type { Context } from "./context.ts";
+import { describeRow } from "./table.ts";
 
-const todo = (): number => {
-  throw new RosterError("Not implemented yet");
-};
-export const unregister = todo;
-export const check = todo;
-export const token = todo;
-export const whoami = todo;
+/** Exit codes shared by check and token: the process is gone (or not the one named), or unknown. */
+export const EXIT_DEAD = 3;
+export const EXIT_UNKNOWN = 4;
+
+/** A failure that is an answer: the process is not there (exit 3) or cannot be judged (exit 4). */
+class VerdictError extends RosterError {
+  constructor(message: string, override readonly exitCode: number) {
+    super(message);
+    this.name = "VerdictError";
+  }
+}
+
+// ---- Pure decisions ---------------------------------------------------------------------
+
+/**
+ * Whether a session-end hook may remove this record: it is still the calling process's
+ * (same pid and start token; or, for a record without a token, a process whose token cannot
+ * be read either), or no process holds its pid any more, so it is nobody's. A record another
+ * process with the same pid wrote, or one that cannot be judged, is left alone.
+ */
+export function mayUnregister(row: Row, probe: Probe): boolean {
+  if (row.malformed) return false;
+  switch (row.reason) {
+    case "running":
+    case "exited":
+    case "zombie":
+      return true;
+    case "pid-only":
+      return probe.kind === "exists" && probe.info.startToken === null;
+    default:
+      return false;
+  }
+}
+
+/** The verdict on a pid that has no record: whether a process holds it, nothing more. */
+export function bareVerdict(probe: Probe): Verdict {
+  if (probe.kind === "gone") return { liveness: "dead", reason: "exited" };
+  if (probe.kind === "unsupported") return { liveness: "unknown", reason: "unsupported" };
+  if (probe.info.zombie) return { liveness: "dead", reason: "zombie" };
+  return { liveness: "alive", reason: "running" };
+}
+
+/** check's exit code: 0 all alive, 3 any dead, 4 any unknown and none dead. */
+export function checkExitCode(verdicts: readonly Verdict[]): number {
+  if (verdicts.some((v) => v.liveness === "dead")) return EXIT_DEAD;
+  if (verdicts.some((v) => v.liveness === "unknown")) return EXIT_UNKNOWN;
+  return 0;
+}
+
+/**
+ * The token `roster token` prints: the start token, qualified by the boot where the OS has a
+ * boot id, so a pid file that outlives a reboot never matches an early-boot process that
+ * happens to have the same pid and start time.
+ */
+export function formatToken(startToken: string, bootId: string | null): string {
+  return bootId === null ? startToken : `${startToken}@${bootId}`;
+}
+
+export type TokenVerdict = "same" | "different" | "gone" | "unknown";
+
+/**
+ * Pure: does `given` (as `roster token` printed it, or a record's bare `start_token`) still
+ * name the process that holds the pid? A boot-qualified token from another boot differs.
+ */
+export function verifyToken(
+  given: string,
+  probe: Probe,
+  bootId: string | null,
+  compare: (recorded: string, current: string) => TokenMatch,
+): TokenVerdict {
+  if (probe.kind === "gone") return "gone";
+  if (probe.kind === "unsupported") return "unknown";
+  if (probe.info.zombie) return "gone";
+  const at = given.lastIndexOf("@");
+  const token = at === -1 ? given : given.slice(0, at);
+  const boot = at === -1 ? null : given.slice(at + 1);
+  if (boot !== null && bootId !== null && boot !== bootId) return "different";
+  if (probe.info.startToken === null) return "unknown";
+  const match = compare(token, probe.info.startToken);
+  return match === "same" ? "same" : match === "different" ? "different" : "unknown";
+}
+
+export function tokenExitCode(v: TokenVerdict): number {
+  return v === "same" ? 0 : v === "unknown" ? EXIT_UNKNOWN : EXIT_DEAD;
+}
+
+// ---- Shared I/O ---------------------------------------------------------------------------
+
+/** The row of this host's record for `pid`, judged now; null when there is no record. */
+function recordRow(ctx: Context, pid: number, judge: Judge): Row | null {
+  const dirName = hostDirName(ctx.host);
+  const entry = readEntry(join(sessionsDir(ctx.home), dirName), dirName, `${pid}.json`);
+  return entry === null ? null : toRow(entry, judge, true);
+}
+
+function pidArg(value: string): number {
+  return parsePid(value, "PID");
+}
+
+// ---- unregister ---------------------------------------------------------------------------
+
+/** The explicit pid sources, in register's precedence; the first one set wins. */
+function explicitPid(args: Parsed): [what: string, value: string] | null {
+  const given: [string, string | undefined][] = [
+    ["--pid", args.get("pid")],
+    ["ROSTER_SESSION_PID", Deno.env.get("ROSTER_SESSION_PID")],
+    ["CLAUDE_PID", Deno.env.get("CLAUDE_PID")],
+  ];
+  const hit = given.find(([, v]) => v !== undefined);
+  return hit ? [hit[0], hit[1]!] : null;
+}
+
+/**
+ * The owner, resolved as register resolves it, except that an explicitly named pid whose
+ * process has gone is not an error here: a session-end hook that runs after its session must
+ * not fail, and the record of a pid no process holds is nobody's.
+ */
+function unregisterPid(args: Parsed, backend: ProcessBackend): number {
+  const explicit = explicitPid(args);
+  if (explicit !== null) {
+    const pid = parsePid(explicit[1], explicit[0]);
+    const p = backend.probe(pid);
+    if (p.kind === "gone" || (p.kind === "exists" && p.info.zombie)) return pid;
+  }
+  const owner = resolveOwner(
+    {
+      flagPid: args.get("pid"),
+      env: (n) => Deno.env.get(n),
+      selfPid: Deno.pid,
+      selfPpid: Deno.ppid,
+    },
+    backend,
+  );
+  return owner.pid;
+}
+
+export async function unregister(ctx: Context, args: Parsed): Promise<number> {
+  const judge = await ctx.judge();
+  const pid = unregisterPid(args, judge.backend);
+  const result = await removeRecordIf(
+    ctx.home,
+    ctx.host,
+    pid,
+    judge,
+    (row) => mayUnregister(row, judge.probe(pid)),
+  );
+  if (args.has("quiet")) return 0;
+  if (ctx.json) {
+    ctx.printJson({ pid, outcome: result.outcome, row: result.row });
+  } else if (result.outcome === "removed") {
+    ctx.out(`Unregistered ${describeRow(result.row)}`);
+  } else if (result.outcome === "kept") {
+    ctx.out(
+      `Kept the record of pid ${pid}: it is not this process's ` +
+        `(${result.row.liveness}: ${result.row.reason})`,
+    );
+  } else {
+    ctx.out(`No record for pid ${pid}: nothing to unregister`);
+  }
+  return 0;
+}
+
+// ---- check --------------------------------------------------------------------------------
+
+/** A checked pid: its record's row, or for a pid without one, a row of what the pid holds. */
+export type CheckRow =
+  & Omit<Row, "path">
+  & { path: string | null; registered: boolean };
+
+function bareRow(pid: number, host: string, probe: Probe, bootId: string | null): CheckRow {
+  const info = probe.kind === "exists" ? probe.info : null;
+  return {
+    schema: null,
+    session_pid: pid,
+    pid_source: null,
+    pid_verified: null,
+    start_token: info?.startToken ?? null,
+    process_started_at: info?.startedAtMs == null ? null : new Date(info.startedAtMs).toISOString(),
+    boot_id: info ? bootId : null,
+    host,
+    agent: null,
+    runtime: null,
+    session_id: null,
+    cwd: null,
+    tmux_pane: null,
+    registered_at: null,
+    registrar: null,
+    ...bareVerdict(probe),
+    path: null,
+    malformed: false,
+    detail: null,
+    registered: false,
+  };
+}
+
+export async function check(ctx: Context, args: Parsed): Promise<number> {
+  const pids = args.positionals.map(pidArg);
+  const judge = await ctx.judge();
+  const rows: CheckRow[] = pids.map((pid) => {
+    const row = recordRow(ctx, pid, judge);
+    if (row !== null) return { ...row, registered: true };
+    return bareRow(pid, ctx.host, judge.probe(pid, true), judge.here.bootId);
+  });
+  if (ctx.json) ctx.printJson(rows);
+  else {
+    for (const r of rows) {
+      ctx.out(
+        r.registered
+          ? describeRow(r as Row)
+          : `pid ${r.session_pid} (${r.liveness}: ${r.reason}), not registered`,
+      );
+    }
+  }
+  return checkExitCode(rows);
+}
+
+// ---- token --------------------------------------------------------------------------------
+
+export async function token(ctx: Context, args: Parsed): Promise<number> {
+  const verify = args.has("verify");
+  const [pidText, given] = args.positionals;
+  if (verify && given === undefined) {
+    throw new UsageError(
+      "Missing TOKEN for token --verify. Usage: roster token --verify PID TOKEN",
+    );
+  }
+  if (!verify && given !== undefined) {
+    throw new UsageError(
+      `Unexpected argument for token: ${given} (did you mean --verify?). ` +
+        "Usage: roster token PID | roster token --verify PID TOKEN",
+    );
+  }
+  const pid = pidArg(pidText);
+  if (verify && (given === "" || given.length > 512)) {
+    throw new UsageError(
+      `Invalid TOKEN: expected what 'roster token PID' printed, got ${JSON.stringify(given)}`,
+    );
+  }
+  const backend = await ctx.backend();
+  const probe = backend.probe(pid);
+  const bootId = backend.bootId();
+  if (verify) {
+    const v = verifyToken(given, probe, bootId, (a, b) => backend.compareTokens(a, b));
+    if (ctx.json) ctx.printJson({ pid, token: given, verdict: v });
+    return tokenExitCode(v);
+  }
+  if (probe.kind === "gone" || (probe.kind === "exists" && probe.info.zombie)) {
+    throw new VerdictError(`No such process: ${pid}`, EXIT_DEAD);
+  }
+  if (probe.kind === "unsupported" || probe.info.startToken === null) {
+    throw new VerdictError(`Cannot read the start token of process: ${pid}`, EXIT_UNKNOWN);
+  }
+  const printed = formatToken(probe.info.startToken, bootId);
+  if (ctx.json) {
+    const started = probe.info.startedAtMs;
+    ctx.printJson({
+      pid,
+      token: printed,
+      start_token: probe.info.startToken,
+      boot_id: bootId,
+      process_started_at: started === null ? null : new Date(started).toISOString(),
+    });
+  } else ctx.out(printed);
+  return 0;
+}
+
+// ---- whoami -------------------------------------------------------------------------------
+
+/**
+ * The nearest ancestor of the caller (the caller included) that registered itself and is
+ * alive with a matching start token. Walks at most MAX_DEPTH levels.
+ */
+export async function whoami(ctx: Context, _args: Parsed): Promise<number> {
+  const judge = await ctx.judge();
+  for (const info of ancestors(judge.backend, Deno.ppid)) {
+    const row = recordRow(ctx, info.pid, judge);
+    // "running": the record has a start token and it matches the process's now.
+    if (row === null || row.reason !== "running") continue;
+    if (ctx.json) ctx.printJson(row);
+    else {
+      ctx.out(
+        describeRow(row) + (row.session_id ? `, session ${row.session_id}` : "") +
+          (row.cwd ? `, in ${row.cwd}` : ""),
+      );
+    }
+    return 0;
+  }
+  throw new RosterError(
+    "No registered live session owns this process: none of its ancestors registered itself",
+  );
+}

@@ -3,6 +3,7 @@
  * and remove records that are gone. Mutations hold the host directory's lock, and every
  * removal re-reads and re-judges its candidate right before it acts.
  */
+import { ioError } from "../errors.ts";
 import type { Judge } from "./liveness.ts";
 import {
   hostDirName as hostDirNameOf,
@@ -178,4 +179,41 @@ export async function prune(
     unknown_removed: removed.length - dead,
     kept: seen - removed.length,
   };
+}
+
+/** What `removeRecordIf` did with the record of one pid. */
+export type RemoveOutcome =
+  | { outcome: "no-record"; row: null }
+  | { outcome: "removed" | "kept"; row: Row };
+
+/**
+ * Removes the record of `pid` on `host` if `isTheirs` says so, holding the host directory's
+ * lock, with the record re-read and re-judged (fresh probe) right before removal: a record a
+ * newer session has just rewritten is judged as it is now. Never creates the store: with no
+ * record there is nothing to lock.
+ */
+export async function removeRecordIf(
+  home: string,
+  host: string,
+  pid: number,
+  judge: Judge,
+  isTheirs: (row: Row) => boolean,
+): Promise<RemoveOutcome> {
+  const dirName = hostDirNameOf(host);
+  const dir = join(sessionsDir(home), dirName);
+  const name = `${pid}.json`;
+  if (readEntry(dir, dirName, name) === null) return { outcome: "no-record", row: null };
+  return await withLock(dir, (): RemoveOutcome => {
+    const entry = readEntry(dir, dirName, name);
+    if (entry === null) return { outcome: "no-record", row: null };
+    const row = toRow(entry, judge, true);
+    if (!isTheirs(row)) return { outcome: "kept", row };
+    try {
+      Deno.removeSync(row.path);
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) return { outcome: "no-record", row: null };
+      throw ioError("Could not remove the record", row.path, err);
+    }
+    return { outcome: "removed", row };
+  });
 }

@@ -1,0 +1,233 @@
+/**
+ * What the recipe tests share: the recipes as docs/hooks.md has them, a `roster` on PATH that
+ * runs this checkout exactly as a hook would, stand-ins for the harnesses (an executable named
+ * like the harness), and a long-lived stand-in that runs hook commands one at a time.
+ */
+import { cliArgs } from "../helpers.ts";
+
+export const DOC = new URL("../../docs/hooks.md", import.meta.url).pathname;
+
+/** The fenced block that follows `<!-- recipe: NAME -->` in docs/hooks.md. */
+export function recipe(name: string): string {
+  const text = Deno.readTextFileSync(DOC);
+  const marker = `<!-- recipe: ${name} -->`;
+  const at = text.indexOf(marker);
+  if (at === -1) throw new Error(`docs/hooks.md has no recipe: ${name}`);
+  const m = /```[^\n]*\n([\s\S]*?)\n```/.exec(text.slice(at + marker.length));
+  if (!m) throw new Error(`docs/hooks.md has no code block after: ${marker}`);
+  return m[1] + "\n";
+}
+
+/** The `command` strings of one hook event in a Claude-Code-style hooks object. */
+export function hookCommands(config: string, event: string): string[] {
+  const parsed = JSON.parse(config) as {
+    hooks: Record<string, { hooks: { type: string; command: string }[] }[]>;
+  };
+  const groups = parsed.hooks[event];
+  if (!groups) throw new Error(`The recipe has no ${event} hook`);
+  return groups.flatMap((g) => g.hooks.filter((h) => h.type === "command").map((h) => h.command));
+}
+
+/** Single-quotes a string for sh. */
+export function shq(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Writes an executable `roster` into `dir` that runs this checkout's main.ts as a hook would. */
+export function installRoster(dir: string): string {
+  const path = `${dir}/roster`;
+  const line = [Deno.execPath(), ...cliArgs([])].map(shq).join(" ");
+  Deno.writeTextFileSync(path, `#!/bin/sh\nexec ${line} "$@"\n`);
+  Deno.chmodSync(path, 0o755);
+  return path;
+}
+
+/** An executable copy of bash named like a harness (`; true` after a -c command keeps it). */
+export function standIn(dir: string, name: string): string {
+  const path = `${dir}/${name}`;
+  Deno.copyFileSync("/bin/bash", path);
+  Deno.chmodSync(path, 0o755);
+  return path;
+}
+
+/** A script named like a program that runs until `release` exists (for agents run in the background). */
+export function waitingProgram(dir: string, name: string, release: string): string {
+  const path = `${dir}/${name}`;
+  Deno.writeTextFileSync(
+    path,
+    `#!/bin/bash\nwhile [ ! -e ${shq(release)} ]; do sleep 0.05; done\n`,
+  );
+  Deno.chmodSync(path, 0o755);
+  return path;
+}
+
+/** Variables of the test runner's own session that must not leak into a recipe's shell. */
+const LEAKY = [
+  "ROSTER_HOME",
+  "ROSTER_SESSION_PID",
+  "CLAUDE_PID",
+  "ROSTER_AGENT",
+  "ROSTER_SESSION_ID",
+  "CLAUDE_CODE_SESSION_ID",
+  "CLAUDE_CONFIG_DIR",
+  "TMUX_PANE",
+  "ROSTER_RUNTIME",
+];
+
+/** The environment of a recipe's shell: `bin` first on PATH, the store at `home`. */
+export function recipeEnv(
+  bin: string,
+  home: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const env = Deno.env.toObject();
+  for (const k of LEAKY) delete env[k];
+  return { ...env, PATH: `${bin}:${env.PATH ?? "/usr/bin:/bin"}`, ROSTER_HOME: home, ...extra };
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a program to completion and collects its output. */
+export async function run(
+  cmd: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd?: string,
+): Promise<RunResult> {
+  const out = await new Deno.Command(cmd, {
+    args,
+    env,
+    clearEnv: true,
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/**
+ * A harness stand-in that stays up: a bash copy named like the harness, reading commands on
+ * stdin and running each hook command the way harnesses do (`sh -c COMMAND`, the hook's JSON
+ * on its stdin), one at a time, so a test can look at the registry between hooks.
+ */
+export class Harness implements AsyncDisposable {
+  readonly #child: Deno.ChildProcess;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #reader: ReadableStreamDefaultReader<string>;
+  #buffer = "";
+  #n = 0;
+  #done = false;
+
+  private constructor(child: Deno.ChildProcess, readonly dir: string) {
+    this.#child = child;
+    this.#writer = child.stdin.getWriter();
+    this.#reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  }
+
+  static start(path: string, env: Record<string, string>, dir: string): Harness {
+    const child = new Deno.Command(path, {
+      args: ["-s"],
+      env,
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    return new Harness(child, dir);
+  }
+
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  /** Runs one hook command; `input` is the JSON the harness hands the hook on stdin. */
+  async hook(command: string, input = "{}"): Promise<RunResult> {
+    const n = ++this.#n;
+    const base = `${this.dir}/hook-${this.pid}-${n}`;
+    Deno.writeTextFileSync(`${base}.in`, input);
+    const line = `sh -c ${shq(command)} <${shq(`${base}.in`)} >${shq(`${base}.out`)} ` +
+      `2>${shq(`${base}.err`)}; echo "__rc ${n} $?"\n`;
+    await this.#writer.write(new TextEncoder().encode(line));
+    const code = await this.#waitFor(n);
+    return {
+      code,
+      stdout: Deno.readTextFileSync(`${base}.out`),
+      stderr: Deno.readTextFileSync(`${base}.err`),
+    };
+  }
+
+  async #waitFor(n: number): Promise<number> {
+    const re = new RegExp(`^__rc ${n} (\\d+)$`, "m");
+    for (;;) {
+      const m = re.exec(this.#buffer);
+      if (m) {
+        this.#buffer = this.#buffer.slice(m.index + m[0].length);
+        return Number(m[1]);
+      }
+      const { value, done } = await this.#reader.read();
+      if (done) throw new Error("The harness stand-in exited while running a hook");
+      this.#buffer += value;
+    }
+  }
+
+  /** Ends the harness the normal way: its stdin closes and it exits. */
+  async exit(): Promise<void> {
+    if (this.#done) return;
+    this.#done = true;
+    await this.#writer.close().catch(() => {});
+    await this.#child.status;
+    await this.#reader.cancel().catch(() => {});
+  }
+
+  /** Ends it the crash way: SIGKILL, no end hook, then reaped. */
+  async crash(): Promise<void> {
+    if (this.#done) return;
+    this.#done = true;
+    try {
+      this.#child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await this.#child.status;
+    await this.#writer.close().catch(() => {});
+    await this.#reader.cancel().catch(() => {});
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.crash();
+  }
+}
+
+/** Whether this process may pick the next pid (root on Linux): for real PID-reuse tests. */
+export function canForcePid(): boolean {
+  try {
+    Deno.openSync("/proc/sys/kernel/ns_last_pid", { write: true }).close();
+    return true;
+  } catch {
+    console.log("skipped: /proc/sys/kernel/ns_last_pid is not writable (needs root on Linux)");
+    return false;
+  }
+}
+
+/**
+ * Starts `start()` so that its pid is `pid`, by writing pid-1 to ns_last_pid just before.
+ * Another fork may win the race: then it gives up after a few tries and returns null.
+ */
+export function atPid<T extends { pid: number; crash(): Promise<void> }>(
+  pid: number,
+  start: () => T,
+): Promise<T | null> {
+  return (async () => {
+    for (let i = 0; i < 20; i++) {
+      Deno.writeTextFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
+      const h = start();
+      if (h.pid === pid) return h;
+      await h.crash();
+    }
+    return null;
+  })();
+}
