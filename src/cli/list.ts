@@ -1,6 +1,7 @@
 /** `roster list`: every registered session with its liveness; it only reads. */
-import type { Liveness } from "../registry/record.ts";
-import { readRows } from "../registry/registry.ts";
+import type { Judge } from "../registry/liveness.ts";
+import type { Liveness, Row } from "../registry/record.ts";
+import { readRows, sortRows } from "../registry/registry.ts";
 import type { Parsed } from "./args.ts";
 import type { Context } from "./context.ts";
 import { resolveCwd } from "./register.ts";
@@ -15,7 +16,10 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const agent = args.get("agent");
   const cwdFlag = args.get("cwd");
   const cwd = cwdFlag === undefined ? undefined : resolveCwd(cwdFlag, "--cwd");
-  const rows = readRows(ctx.home, await ctx.judge()).filter((r) =>
+  const judge = await ctx.judge();
+  let all: Row[] = readRows(ctx.home, judge);
+  if (args.has("discover")) all = await withDiscovered(all, judge);
+  const rows = all.filter((r) =>
     states.has(r.liveness) && (agent === undefined || r.agent === agent) &&
     (cwd === undefined || r.cwd === cwd)
   );
@@ -23,4 +27,12 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   else if (rows.length === 0) ctx.err("No sessions registered.");
   else ctx.out(renderTable(rows, useColour()));
   return 0;
+}
+
+/** Adds the sessions harnesses record themselves; every row then says where it came from. */
+async function withDiscovered(rows: Row[], judge: Judge): Promise<Row[]> {
+  const d = await import("../registry/discover.ts");
+  const dir = d.claudeSessionsDir((name) => Deno.env.get(name), Deno.build.os);
+  const found = dir === null ? [] : d.discoverClaude(dir, judge);
+  return sortRows(d.mergeDiscovered(rows, found, judge.here.host));
 }

@@ -87,7 +87,8 @@ export const COMMANDS: CommandSpec[] = [
   {
     name: "list",
     summary: "Show registered sessions and whether each is alive",
-    usage: "roster list [--all] [--state alive|dead|unknown]... [--agent NAME] [--cwd DIR]",
+    usage: "roster list [--all] [--state alive|dead|unknown]... [--agent NAME] [--cwd DIR] " +
+      "[--discover]",
     flags: [
       { name: "all", short: "a", help: "Include dead rows" },
       {
@@ -99,6 +100,11 @@ export const COMMANDS: CommandSpec[] = [
       },
       { name: "agent", value: "NAME", help: "Only rows of this agent" },
       { name: "cwd", value: "DIR", help: "Only rows whose working directory is DIR" },
+      {
+        name: "discover",
+        help: "Also read the session files harnesses keep (Claude Code's ~/.claude/sessions); " +
+          "rows then carry their source",
+      },
     ],
     details: "Newest first. Dead rows are hidden unless --all or --state asks for them. " +
       "list only reads: it never changes the store.",

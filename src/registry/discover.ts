@@ -1,0 +1,178 @@
+/**
+ * `list --discover`: sessions that harnesses record themselves, read and never written.
+ * Claude Code keeps `<config dir>/sessions/<pid>.json` (`$CLAUDE_CONFIG_DIR`, else
+ * `~/.claude`) with `pid`, `sessionId`, `cwd` and `startedAt` (epoch milliseconds). Such a
+ * file carries no start token, so a row is judged by its pid and by whether the process
+ * started within a small tolerance of `startedAt`. A missing, unreadable or odd file is
+ * skipped silently: these files are someone else's, and their shape is not a contract.
+ */
+import type { Probe } from "../process/types.ts";
+import type { Judge, Verdict } from "./liveness.ts";
+import { isValidPid, RECORD_NAME, type Row } from "./record.ts";
+import { join, readSmallFile } from "./store.ts";
+
+/** Where a row came from: roster's own store, or a harness's session file. */
+export type Source = "roster" | "claude";
+export type SourcedRow = Row & { source: Source };
+
+export interface ClaudeSession {
+  pid: number;
+  sessionId: string | null;
+  cwd: string | null;
+  startedAtMs: number;
+}
+
+/**
+ * How far a process's start may sit from `startedAt`. Claude Code writes `startedAt` once it
+ * is up, so its process starts a little before; a process that started well after it is a
+ * later process that reused the pid. Start times derived from the wall clock are coarse
+ * (Linux's boot time has whole seconds), hence the slack after.
+ */
+export const START_TOLERANCE = { beforeMs: 30_000, afterMs: 2_000 } as const;
+
+/** Far-future limit of a JavaScript Date; anything beyond is not a time. */
+const MAX_DATE_MS = 8.64e15;
+const MAX_TEXT = 4096;
+/** A home with thousands of stale files must not make `list` slow: read at most this many. */
+const MAX_FILES = 4096;
+
+/** Pure: the directory holding Claude Code's session files, or null without a home. */
+export function claudeSessionsDir(
+  env: (name: string) => string | undefined,
+  os: typeof Deno.build.os,
+): string | null {
+  const sep = os === "windows" ? "\\" : "/";
+  const config = env("CLAUDE_CONFIG_DIR");
+  if (config) return `${config}${sep}sessions`;
+  const home = env(os === "windows" ? "USERPROFILE" : "HOME");
+  return home ? `${home}${sep}.claude${sep}sessions` : null;
+}
+
+/** Pure: a parsed session file, or null for anything odd (including a pid unlike its name). */
+export function parseClaudeSession(value: unknown, filePid: number): ClaudeSession | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const o = value as Record<string, unknown>;
+  if (!isValidPid(o.pid) || o.pid !== filePid) return null;
+  const startedAt = o.startedAt;
+  if (
+    typeof startedAt !== "number" || !Number.isFinite(startedAt) || startedAt <= 0 ||
+    startedAt > MAX_DATE_MS
+  ) return null;
+  const text = (v: unknown): string | null | undefined =>
+    v === undefined || v === null
+      ? null
+      : typeof v === "string" && v.length <= MAX_TEXT
+      ? v
+      : undefined;
+  const sessionId = text(o.sessionId);
+  const cwd = text(o.cwd);
+  if (sessionId === undefined || cwd === undefined) return null;
+  return { pid: o.pid, sessionId, cwd, startedAtMs: startedAt };
+}
+
+/**
+ * Pure: the liveness of a session that has no start token, from what the pid holds now and
+ * when that process started. Too early to be the writer is `unknown` (the file may have been
+ * written long after start, or the clock was stepped), never `dead`.
+ */
+export function judgeByStart(
+  startedAtMs: number,
+  probe: Probe,
+  tolerance = START_TOLERANCE,
+): Verdict {
+  if (probe.kind === "gone") return { liveness: "dead", reason: "exited" };
+  if (probe.kind === "unsupported") return { liveness: "unknown", reason: "unsupported" };
+  if (probe.info.zombie) return { liveness: "dead", reason: "zombie" };
+  const started = probe.info.startedAtMs;
+  if (started === null) return { liveness: "unknown", reason: "unverifiable" };
+  if (started > startedAtMs + tolerance.afterMs) return { liveness: "dead", reason: "pid-reused" };
+  if (started < startedAtMs - tolerance.beforeMs) {
+    return { liveness: "unknown", reason: "unverifiable" };
+  }
+  return { liveness: "alive", reason: "running" };
+}
+
+/** Pure: the row for one session file, shaped like a record's row with `source: "claude"`. */
+export function claudeRow(
+  session: ClaudeSession,
+  path: string,
+  probe: Probe,
+  here: { host: string; bootId: string | null },
+): SourcedRow {
+  const verdict = judgeByStart(session.startedAtMs, probe);
+  const info = probe.kind === "exists" ? probe.info : null;
+  const running = verdict.reason === "running";
+  return {
+    schema: null,
+    session_pid: session.pid,
+    pid_source: null,
+    pid_verified: null,
+    // The current token only where the process is judged the session's: a caller may keep
+    // it and check it later with `roster token --verify`.
+    start_token: running ? info?.startToken ?? null : null,
+    process_started_at: info?.startedAtMs == null ? null : new Date(info.startedAtMs).toISOString(),
+    boot_id: running ? here.bootId : null,
+    host: here.host,
+    agent: "claude",
+    runtime: null,
+    session_id: session.sessionId,
+    cwd: session.cwd,
+    tmux_pane: null,
+    registered_at: new Date(session.startedAtMs).toISOString(),
+    registrar: null,
+    ...verdict,
+    path,
+    malformed: false,
+    detail: null,
+    source: "claude",
+  };
+}
+
+/** Reads one session file safely; null when it is missing or odd in any way. */
+export function readClaudeSession(dir: string, name: string): ClaudeSession | null {
+  const m = RECORD_NAME.exec(name);
+  if (!m) return null;
+  const file = readSmallFile(join(dir, name));
+  if (file === null || !file.ok) return null;
+  try {
+    return parseClaudeSession(JSON.parse(file.text), Number(m[1]));
+  } catch {
+    return null;
+  }
+}
+
+/** Every Claude Code session on this machine, judged now. Never writes; never fails. */
+export function discoverClaude(dir: string, judge: Judge): SourcedRow[] {
+  const rows: SourcedRow[] = [];
+  let names: string[];
+  try {
+    names = [];
+    for (const e of Deno.readDirSync(dir)) {
+      if (names.length >= MAX_FILES) break;
+      if (e.isFile) names.push(e.name);
+    }
+  } catch {
+    return rows;
+  }
+  for (const name of names.sort()) {
+    const session = readClaudeSession(dir, name);
+    if (session === null) continue;
+    rows.push(claudeRow(session, join(dir, name), judge.probe(session.pid), judge.here));
+  }
+  return rows;
+}
+
+/**
+ * Pure: registered rows tagged `roster`, plus the discovered rows that add something. A
+ * discovered row for a pid that a live registered row on this host already covers is the
+ * same process seen twice, and is dropped.
+ */
+export function mergeDiscovered(registered: Row[], discovered: SourcedRow[], host: string) {
+  const covered = new Set(
+    registered.filter((r) => r.host === host && r.liveness === "alive").map((r) => r.session_pid),
+  );
+  return [
+    ...registered.map((r): SourcedRow => ({ ...r, source: "roster" })),
+    ...discovered.filter((d) => !covered.has(d.session_pid)),
+  ];
+}

@@ -1,0 +1,243 @@
+/**
+ * list --discover: Claude Code's own session files, read safely and never written, judged by
+ * pid and start time; pure parts first, then the CLI against real processes.
+ */
+import { assert, assertEquals } from "../assert.ts";
+import { roster, rosterJson, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
+import {
+  claudeSessionsDir,
+  judgeByStart,
+  mergeDiscovered,
+  parseClaudeSession,
+  type SourcedRow,
+} from "../../src/registry/discover.ts";
+import type { Probe, ProcessInfo } from "../../src/process/types.ts";
+import type { Row } from "../../src/registry/record.ts";
+import { processBackend } from "../../src/process/mod.ts";
+
+const T = 1_800_000_000_000;
+const exists = (startedAtMs: number | null, over: Partial<ProcessInfo> = {}): Probe => ({
+  kind: "exists",
+  info: { pid: 7, ppid: 1, startToken: "1", startedAtMs, zombie: false, name: "claude", ...over },
+});
+
+Deno.test("claudeSessionsDir", async (t) => {
+  const env = (vars: Record<string, string>) => (n: string) => vars[n];
+  await t.step("$CLAUDE_CONFIG_DIR wins, else ~/.claude", () => {
+    assertEquals(
+      claudeSessionsDir(env({ CLAUDE_CONFIG_DIR: "/c", HOME: "/h" }), "linux"),
+      "/c/sessions",
+    );
+    assertEquals(claudeSessionsDir(env({ HOME: "/h" }), "linux"), "/h/.claude/sessions");
+    assertEquals(
+      claudeSessionsDir(env({ CLAUDE_CONFIG_DIR: "", HOME: "/h" }), "darwin"),
+      "/h/.claude/sessions",
+    );
+    assertEquals(
+      claudeSessionsDir(env({ USERPROFILE: "C:\\Users\\me" }), "windows"),
+      "C:\\Users\\me\\.claude\\sessions",
+    );
+    assertEquals(claudeSessionsDir(env({}), "linux"), null);
+  });
+});
+
+Deno.test("parseClaudeSession", async (t) => {
+  const good = { pid: 7, sessionId: "s", cwd: "/w", startedAt: T, status: "idle", kind: "x" };
+  await t.step("the fields roster uses, other fields ignored", () => {
+    assertEquals(parseClaudeSession(good, 7), {
+      pid: 7,
+      sessionId: "s",
+      cwd: "/w",
+      startedAtMs: T,
+    });
+  });
+  await t.step("sessionId and cwd may be missing", () => {
+    assertEquals(parseClaudeSession({ pid: 7, startedAt: T }, 7), {
+      pid: 7,
+      sessionId: null,
+      cwd: null,
+      startedAtMs: T,
+    });
+  });
+  const odd: [string, unknown][] = [
+    ["not an object", [good]],
+    ["a pid unlike the file name", { ...good, pid: 8 }],
+    ["a pid that is not a number", { ...good, pid: "7" }],
+    ["no startedAt", { ...good, startedAt: undefined }],
+    ["startedAt in seconds as text", { ...good, startedAt: "1800000000" }],
+    ["startedAt not finite", { ...good, startedAt: 1e300 }],
+    ["startedAt negative", { ...good, startedAt: -5 }],
+    ["a sessionId that is not text", { ...good, sessionId: 5 }],
+    ["a cwd too long", { ...good, cwd: "x".repeat(5000) }],
+  ];
+  for (const [name, value] of odd) {
+    await t.step(`skips ${name}`, () => assertEquals(parseClaudeSession(value, 7), null));
+  }
+});
+
+Deno.test("judgeByStart", async (t) => {
+  await t.step("started a little before startedAt: alive/running", () => {
+    assertEquals(judgeByStart(T, exists(T - 800)), { liveness: "alive", reason: "running" });
+    assertEquals(judgeByStart(T, exists(T + 1_500)), { liveness: "alive", reason: "running" });
+  });
+  await t.step("started after the file was written: another process, dead/pid-reused", () => {
+    assertEquals(judgeByStart(T, exists(T + 60_000)), { liveness: "dead", reason: "pid-reused" });
+  });
+  await t.step("started long before: cannot tell, never dead", () => {
+    assertEquals(judgeByStart(T, exists(T - 3_600_000)), {
+      liveness: "unknown",
+      reason: "unverifiable",
+    });
+    assertEquals(judgeByStart(T, exists(null)), { liveness: "unknown", reason: "unverifiable" });
+  });
+  await t.step("gone, zombie, unsupported", () => {
+    assertEquals(judgeByStart(T, { kind: "gone" }), { liveness: "dead", reason: "exited" });
+    assertEquals(judgeByStart(T, exists(T, { zombie: true })), {
+      liveness: "dead",
+      reason: "zombie",
+    });
+    assertEquals(judgeByStart(T, { kind: "unsupported" }), {
+      liveness: "unknown",
+      reason: "unsupported",
+    });
+  });
+});
+
+Deno.test("mergeDiscovered drops a discovered pid a live registered row already covers", () => {
+  const reg = (pid: number, liveness: Row["liveness"], host = "h") =>
+    ({ session_pid: pid, liveness, host }) as Row;
+  const found = (pid: number) => ({ session_pid: pid, source: "claude" }) as SourcedRow;
+  const merged = mergeDiscovered(
+    [reg(1, "alive"), reg(2, "dead"), reg(3, "alive", "other")],
+    [found(1), found(2), found(3), found(4)],
+    "h",
+  );
+  assertEquals(merged.map((r) => [r.session_pid, r.source]), [
+    [1, "roster"],
+    [2, "roster"],
+    [3, "roster"],
+    [2, "claude"],
+    [3, "claude"],
+    [4, "claude"],
+  ]);
+});
+
+/** A start time as the process backend reports it, for files that name a real process. */
+async function startOf(pid: number): Promise<number> {
+  const p = (await processBackend()).probe(pid);
+  if (p.kind !== "exists" || p.info.startedAtMs === null) throw new Error(`No start for ${pid}`);
+  return p.info.startedAtMs;
+}
+
+Deno.test("roster list --discover", async (t) => {
+  await using home = await tempDir();
+  await using config = await tempDir();
+  const dir = `${config.path}/sessions`;
+  Deno.mkdirSync(dir);
+  await using live = spawnSleeper();
+  await using reused = spawnSleeper();
+  const gone = spawnSleeper();
+  await gone.kill();
+  const file = (pid: number, body: unknown) => {
+    writeJson(`${dir}/${pid}.json`, body);
+    return `${dir}/${pid}.json`;
+  };
+  const liveStart = await startOf(live.pid);
+  file(live.pid, { pid: live.pid, sessionId: "s-live", cwd: "/w", startedAt: liveStart + 700 });
+  // The file's session began long before the process now holding the pid.
+  file(reused.pid, {
+    pid: reused.pid,
+    sessionId: "s-old",
+    startedAt: (await startOf(reused.pid)) - 600_000,
+  });
+  file(gone.pid, { pid: gone.pid, sessionId: "s-gone", cwd: "/w", startedAt: liveStart });
+  const env = { CLAUDE_CONFIG_DIR: config.path };
+  const list = (...more: string[]) => rosterJson<Row[]>(home.path, ["list", ...more], { env });
+  type Sourced = Row & { source?: string };
+
+  await t.step("live sessions appear with their source; dead ones only with --all", async () => {
+    const rows = await list("--discover") as Sourced[];
+    assertEquals(
+      rows.map((r) => [r.session_pid, r.source, r.agent, r.session_id, r.liveness, r.reason]),
+      [[live.pid, "claude", "claude", "s-live", "alive", "running"]],
+    );
+    const all = await list("--discover", "--all") as Sourced[];
+    const by = (pid: number) => all.find((r) => r.session_pid === pid);
+    assertEquals([by(reused.pid)?.liveness, by(reused.pid)?.reason], ["dead", "pid-reused"]);
+    assertEquals([by(gone.pid)?.liveness, by(gone.pid)?.reason], ["dead", "exited"]);
+    assertEquals(all.length, 3);
+  });
+  await t.step("the row carries the process's token, good for token --verify", async () => {
+    const [row] = await list("--discover");
+    const r = await roster(["token", "--verify", String(live.pid), row.start_token!]);
+    assertEquals(r.code, 0, r.stderr);
+  });
+  await t.step("without --discover nothing is read and rows have no source", async () => {
+    assertEquals(await list("--all"), []);
+    await rosterJson(home.path, ["register", "--pid", String(reused.pid), "--agent", "mine"]);
+    const rows = await list() as Sourced[];
+    assertEquals(rows.map((r) => [r.session_pid, r.source]), [[reused.pid, undefined]]);
+  });
+  await t.step(
+    "registered rows say roster; a live registered pid is not listed twice",
+    async () => {
+      await rosterJson(home.path, ["register", "--pid", String(live.pid), "--agent", "mine"]);
+      const rows = await list("--discover", "--all") as Sourced[];
+      assertEquals(
+        rows.map((r) => [r.session_pid, r.source]).sort(),
+        [[gone.pid, "claude"], [live.pid, "roster"], [reused.pid, "roster"]].sort(),
+      );
+    },
+  );
+  await t.step("filters apply to discovered rows", async () => {
+    assertEquals((await list("--discover", "--agent", "claude")).length, 0);
+    const dead = await list("--discover", "--state", "dead", "--agent", "claude");
+    assertEquals(dead.map((r) => r.session_pid), [gone.pid]);
+  });
+  await t.step("odd files are skipped silently", async () => {
+    // Each would list as its own row if read: its pid matches its name.
+    const body = (pid: number) => ({ pid, startedAt: liveStart, sessionId: `odd-${pid}` });
+    Deno.writeTextFileSync(`${dir}/11.json`, "not json");
+    Deno.chmodSync(`${dir}/11.json`, 0o600);
+    Deno.writeFileSync(`${dir}/12.json`, new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]), { mode: 0o600 });
+    file(13, { pid: 14, startedAt: liveStart });
+    file(15, body(15));
+    Deno.chmodSync(`${dir}/15.json`, 0o666); // writable by others
+    writeJson(`${config.path}/elsewhere`, body(16));
+    Deno.symlinkSync(`${config.path}/elsewhere`, `${dir}/16.json`);
+    Deno.mkdirSync(`${dir}/17.json`);
+    new Deno.Command("mkfifo", { args: [`${dir}/18.json`] }).outputSync();
+    file(19, { ...body(19), pad: "x".repeat(70_000) }); // over 64 KiB
+    Deno.writeTextFileSync(`${dir}/notes.txt`, JSON.stringify(body(21)));
+    if (Deno.uid() === 0) {
+      file(20, body(20));
+      Deno.chownSync(`${dir}/20.json`, 65534, 65534); // another user's
+    }
+    const r = await roster(["list", "--discover", "--all", "--json", "--home", home.path], {
+      env,
+    });
+    assertEquals([r.code, r.stderr], [0, ""]);
+    const pids = (JSON.parse(r.stdout) as Row[]).map((x) => x.session_pid).sort();
+    assertEquals(pids, [live.pid, reused.pid, gone.pid].sort());
+  });
+  await t.step("a missing sessions directory is no error", async () => {
+    const r = await roster(["list", "--discover", "--json", "--home", home.path], {
+      env: { CLAUDE_CONFIG_DIR: `${config.path}/nowhere` },
+    });
+    assertEquals(r.code, 0, r.stderr);
+  });
+  await t.step("--discover never writes", async () => {
+    const before = snapshot(dir);
+    await list("--discover", "--all");
+    assertEquals(snapshot(dir), before);
+    assert(before.length > 0);
+  });
+});
+
+/** Names, sizes and mtimes of a directory's entries. */
+function snapshot(dir: string): string[] {
+  return [...Deno.readDirSync(dir)].map((e) => {
+    const i = Deno.lstatSync(`${dir}/${e.name}`);
+    return `${e.name} ${i.size} ${i.mtime?.getTime()} ${i.mode}`;
+  }).sort();
+}
