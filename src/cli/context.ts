@@ -4,7 +4,7 @@
  */
 import { processBackend } from "../process/mod.ts";
 import type { ProcessBackend } from "../process/types.ts";
-import { denoEnv, resolveHome } from "../registry/home.ts";
+import { checkHome, denoEnv, resolveHome } from "../registry/home.ts";
 import { Judge } from "../registry/liveness.ts";
 import type { Parsed } from "./args.ts";
 
@@ -26,7 +26,7 @@ export class Context {
   }
 
   get home(): string {
-    return this.#home ??= resolveHome(this.args.get("home"), denoEnv());
+    return this.#home ??= checkHome(resolveHome(this.args.get("home"), denoEnv()));
   }
 
   get host(): string {

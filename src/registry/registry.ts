@@ -4,6 +4,7 @@
  * removal re-reads and re-judges its candidate right before it acts.
  */
 import { ioError } from "../errors.ts";
+import { pause } from "../pause.ts";
 import type { Judge } from "./liveness.ts";
 import {
   hostDirName as hostDirNameOf,
@@ -21,7 +22,9 @@ import {
   readEntry,
   readHostDir,
   recordPath,
+  removeQuietly,
   sessionsDir,
+  TEMP_NAME,
   withLock,
   writeAtomic,
 } from "./store.ts";
@@ -64,9 +67,16 @@ export async function writeRecord(
   const dir = ensureHostDir(home, record.host);
   const path = recordPath(home, record.host, record.session_pid);
   return await withLock(dir, () => {
+    pause("register:after-lock", home);
     // No fsync: only a power loss could tear this write, and a power loss ends the session
     // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
-    writeAtomic(path, JSON.stringify(record, null, 2) + "\n", false);
+    writeAtomic(
+      path,
+      JSON.stringify(record, null, 2) + "\n",
+      false,
+      () => pause("register:before-rename", home),
+    );
+    pause("register:before-cleanup", home);
     let cleaned = 0;
     try {
       cleaned = removeWhere(
@@ -99,7 +109,11 @@ export function removeWhere(
   hostDirName: string,
   judge: Judge,
   shouldRemove: (row: Row) => boolean,
-  { dryRun = false, limit = Infinity }: { dryRun?: boolean; limit?: number } = {},
+  { dryRun = false, limit = Infinity, beforeRemove }: {
+    dryRun?: boolean;
+    limit?: number;
+    beforeRemove?: () => void;
+  } = {},
 ): { removed: Row[]; seen: number } {
   const dir = join(sessionsDir(home), hostDirName);
   const removed: Row[] = [];
@@ -107,7 +121,11 @@ export function removeWhere(
   let names: string[];
   try {
     names = [];
-    for (const e of Deno.readDirSync(dir)) if (RECORD_NAME.test(e.name)) names.push(e.name);
+    for (const e of Deno.readDirSync(dir)) {
+      if (RECORD_NAME.test(e.name)) names.push(e.name);
+      // Under the lock no writer is mid-write, so any temp file is a crashed writer's.
+      else if (!dryRun && TEMP_NAME.test(e.name)) removeQuietly(join(dir, e.name));
+    }
   } catch {
     return { removed, seen };
   }
@@ -128,6 +146,7 @@ export function removeWhere(
       try {
         // Only a malformed row can be a directory (a valid record is a regular file).
         if (row.malformed && Deno.lstatSync(row.path).isDirectory) continue;
+        beforeRemove?.();
         Deno.removeSync(row.path);
       } catch {
         continue;
@@ -164,7 +183,11 @@ export async function prune(
       return t !== null && now - t > olderThanMs;
     };
     const run = () => {
-      const r = removeWhere(home, name, judge, pick, { dryRun });
+      if (!dryRun) pause("prune:after-lock", home);
+      const r = removeWhere(home, name, judge, pick, {
+        dryRun,
+        beforeRemove: () => pause("prune:before-remove", home),
+      });
       seen += r.seen;
       removed.push(...r.removed);
     };

@@ -103,6 +103,10 @@ function readAtMost(file: Deno.FsFile, limit: number, expected: number): Uint8Ar
 export function listHostDirs(home: string): string[] {
   const names: string[] = [];
   try {
+    // Never follow a link out of the store: sessions/ itself must be a real directory.
+    if (Deno.lstatSync(sessionsDir(home)).isSymlink) {
+      throw new RosterError(`Store directory is a symbolic link: ${sessionsDir(home)}`);
+    }
     for (const e of Deno.readDirSync(sessionsDir(home))) {
       if (e.isDirectory) names.push(e.name);
     }
@@ -189,9 +193,15 @@ function tighten(path: string, isHome: boolean) {
  * exclusively), flushed to disk unless `durable` is false, then renamed over the target.
  * On any failure the temp file is removed and the old file is untouched.
  */
-export function writeAtomic(path: string, data: string, durable = true) {
+export function writeAtomic(
+  path: string,
+  data: string,
+  durable = true,
+  beforeRename?: () => void,
+) {
   const tmp = writeTemp(path, data, durable);
   try {
+    beforeRename?.();
     Deno.renameSync(tmp, path);
   } catch (err) {
     removeQuietly(tmp);
@@ -200,6 +210,8 @@ export function writeAtomic(path: string, data: string, durable = true) {
 }
 
 let tempCounter = 0;
+/** Names writeTemp gives: `<target>.<writer pid>.<unique>.tmp`; ignored by every reader. */
+export const TEMP_NAME = /^[1-9][0-9]{0,9}\.json\.[0-9]+\.[0-9a-z]+\.tmp$/;
 
 /** Writes `data` to a fresh temp file beside `path` (0600, exclusive) and returns its name. */
 function writeTemp(path: string, data: string, durable: boolean): string {

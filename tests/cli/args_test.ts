@@ -97,12 +97,12 @@ Deno.test("the CLI's usage contract", async (t) => {
     assertEquals(r.code, 2);
     assertMatch(r.stderr, /^roster: Missing command: expected one of register, list, prune/);
   });
-  await t.step("--home at a file is refused by mutating commands with exit 1", async () => {
+  await t.step("--home at a file is a usage error naming the flag", async () => {
     const f = await Deno.makeTempFile();
     try {
       const r = await roster(["register", "--pid", String(Deno.pid), "--home", f]);
-      assertEquals(r.code, 1);
-      assertMatch(r.stderr, /^roster: Home is not a directory: /);
+      assertEquals(r.code, 2);
+      assertMatch(r.stderr, /^roster: Invalid --home: not a directory: /);
     } finally {
       await Deno.remove(f);
     }

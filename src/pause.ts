@@ -1,0 +1,52 @@
+/**
+ * Named pause points for crash drills, tests only. With ROSTER_TEST_PAUSE_AT=<point>, the
+ * process writes `<dir>/.pause-<point>-<pid>` when it arrives there, then blocks (the
+ * thread sleeps; nothing runs) until that file is removed or the process is killed. Tests
+ * SIGKILL it there to prove that no crash at that moment loses or tears anything.
+ */
+import { UsageError } from "./errors.ts";
+
+export const PAUSE_POINTS = [
+  "register:after-lock",
+  "register:before-rename",
+  "register:before-cleanup",
+  "prune:after-lock",
+  "prune:before-remove",
+  "after-lock",
+  "after-claim",
+  "before-outcome",
+] as const;
+export type PausePoint = typeof PAUSE_POINTS[number];
+
+let setting: PausePoint | null | undefined;
+
+/** ROSTER_TEST_PAUSE_AT, read once; an unknown value is a usage error, never ignored. */
+export function pauseSetting(): PausePoint | null {
+  if (setting !== undefined) return setting;
+  const v = Deno.env.get("ROSTER_TEST_PAUSE_AT");
+  if (v === undefined || v === "") return setting = null;
+  if (!(PAUSE_POINTS as readonly string[]).includes(v)) {
+    throw new UsageError(
+      `Invalid ROSTER_TEST_PAUSE_AT: expected one of ${PAUSE_POINTS.join(", ")}, got ${
+        JSON.stringify(v)
+      }`,
+    );
+  }
+  return setting = v as PausePoint;
+}
+
+/** Blocks at `point` when the drill asks for it; a no-op otherwise. */
+export function pause(point: PausePoint, dir: string) {
+  if (pauseSetting() !== point) return;
+  const marker = `${dir}/.pause-${point}-${Deno.pid}`;
+  Deno.writeTextFileSync(marker, `${Deno.pid}\n`, { mode: 0o600 });
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      Deno.lstatSync(marker);
+    } catch {
+      return;
+    }
+    Atomics.wait(cell, 0, 0, 20);
+  }
+}

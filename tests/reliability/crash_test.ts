@@ -1,0 +1,151 @@
+/**
+ * Crash: SIGKILL `register` and `prune` at random moments (100 rounds) and at each named
+ * pause point. Afterwards no record is torn or partial, every record that existed and was
+ * not meant to be removed still exists, and the next call succeeds.
+ */
+import { assert, assertEquals } from "../assert.ts";
+import {
+  cliArgs,
+  hostDir,
+  roster,
+  rosterJson,
+  type Sleeper,
+  spawnSleeper,
+  tempDir,
+  writeJson,
+} from "../helpers.ts";
+import type { Row } from "../../src/registry/record.ts";
+import { assertWhole, snapshot } from "./store_check.ts";
+
+function spawnRoster(args: string[], env: Record<string, string> = {}) {
+  return new Deno.Command(Deno.execPath(), {
+    args: cliArgs(args),
+    env,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A store with live records, another host's records and dead records. */
+async function seed(home: string, live: Sleeper[]) {
+  let row: Row | null = null;
+  for (const s of live) row = await rosterJson<Row>(home, ["register", "--pid", String(s.pid)]);
+  Deno.mkdirSync(`${home}/sessions/other-host`, { recursive: true });
+  for (let i = 0; i < 5; i++) {
+    writeJson(`${home}/sessions/other-host/${7000 + i}.json`, {
+      ...row,
+      session_pid: 7000 + i,
+      host: "other-host",
+    });
+  }
+  return row!;
+}
+
+function addDead(home: string, row: Row, pids: number[]) {
+  for (const pid of pids) {
+    writeJson(`${hostDir(home)}/${pid}.json`, { ...row, session_pid: pid, start_token: "1" });
+  }
+}
+
+Deno.test("crash: 100 rounds of SIGKILL at random moments", async () => {
+  await using home = await tempDir();
+  const live = Array.from({ length: 10 }, () => spawnSleeper());
+  const extra: Sleeper[] = [];
+  try {
+    const row = await seed(home.path, live);
+    const otherBefore = snapshot(home.path, `${home.path}/sessions/other-host`);
+    for (let round = 0; round < 100; round++) {
+      if (round % 10 === 0) addDead(home.path, row, [3_000_000 + round, 3_000_001 + round]);
+      const isRegister = round % 2 === 0;
+      let args: string[];
+      if (isRegister) {
+        const s = round % 4 === 0 ? spawnSleeper() : live[round % live.length];
+        if (round % 4 === 0) extra.push(s);
+        args = ["register", "--pid", String(s.pid), "--home", home.path, "--quiet"];
+      } else {
+        args = ["prune", "--home", home.path];
+      }
+      const child = spawnRoster(args);
+      await sleep(Math.random() * 60);
+      try {
+        child.kill("SIGKILL");
+      } catch { /* it already finished */ }
+      await child.status;
+      // After every crash: nothing torn (temp files from the killed writer may remain).
+      assertWhole(home.path, { tempsAllowed: true });
+    }
+    const pids = assertWhole(home.path, { tempsAllowed: true });
+    for (const s of live) assert(pids.includes(s.pid), `live record ${s.pid} was lost`);
+    const otherAfter = snapshot(home.path, `${home.path}/sessions/other-host`);
+    otherAfter.delete(".lock"); // prune locks that directory too
+    assertEquals(otherAfter, otherBefore);
+    // The next call succeeds, and a prune clears crashed writers' temp files.
+    const p = await roster(["prune", "--home", home.path, "--json"]);
+    assertEquals(p.code, 0, p.stderr);
+    const after = assertWhole(home.path);
+    for (const s of live) assert(after.includes(s.pid));
+    const rows = await rosterJson<Row[]>(home.path, ["list", "--all"]);
+    assert(rows.every((r) => !r.malformed));
+  } finally {
+    await Promise.all([...live, ...extra].map((s) => s.kill()));
+  }
+});
+
+const POINTS: [point: string, command: "register" | "prune"][] = [
+  ["register:after-lock", "register"],
+  ["register:before-rename", "register"],
+  ["register:before-cleanup", "register"],
+  ["prune:after-lock", "prune"],
+  ["prune:before-remove", "prune"],
+];
+
+Deno.test("crash: SIGKILL at each named pause point", async (t) => {
+  for (const [point, command] of POINTS) {
+    await t.step(point, async () => {
+      await using home = await tempDir();
+      await using a = spawnSleeper();
+      await using b = spawnSleeper();
+      const row = await seed(home.path, [a]);
+      addDead(home.path, row, [3_100_000]);
+      const before = snapshot(home.path);
+      const args = command === "register"
+        ? ["register", "--pid", String(a.pid), "--home", home.path, "--quiet"]
+        : ["prune", "--home", home.path];
+      const child = spawnRoster(args, { ROSTER_TEST_PAUSE_AT: point });
+      const marker = `${home.path}/.pause-${point}-${child.pid}`;
+      for (let i = 0; !exists(marker); i++) {
+        assert(i < 500, `never reached ${point}`);
+        await sleep(10);
+      }
+      child.kill("SIGKILL");
+      await child.status;
+      Deno.removeSync(marker);
+      // The record that existed is whole: the old content or the new, never a mix.
+      const pids = assertWhole(home.path, { tempsAllowed: point === "register:before-rename" });
+      assert(pids.includes(a.pid), "the live record survived");
+      if (point === "register:before-rename") {
+        assertEquals(snapshot(home.path).get(`${a.pid}.json`), before.get(`${a.pid}.json`));
+      }
+      // The lock died with its holder: the next calls go through at once.
+      const started = Date.now();
+      const r = await roster(["register", "--pid", String(b.pid), "--home", home.path, "--quiet"]);
+      assertEquals(r.code, 0, r.stderr);
+      const p = await roster(["prune", "--home", home.path]);
+      assertEquals(p.code, 0, p.stderr);
+      assert(Date.now() - started < 5_000, "no stale lock");
+      assertEquals(assertWhole(home.path), [a.pid, b.pid].sort((x, y) => x - y));
+    });
+  }
+});
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
