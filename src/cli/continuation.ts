@@ -355,7 +355,10 @@ export async function check(ctx: Context, args: Parsed): Promise<number> {
   }
   let verdict = decide(first.situation);
   let claimed: { id: string; message: string } | undefined;
-  const writes = verdict.kind === "dispatch" || verdict.kind === "skip";
+  // Only a planned key can be claimed or skipped: without a plan there is nothing to write
+  // (and perhaps no ledger), so the first answer stands.
+  const writes = (verdict.kind === "dispatch" || verdict.kind === "skip") &&
+    first.situation.plan !== null;
   if (args.has("claim") && writes && first.situation.mode !== "dry-run") {
     // Dispatch and skip are made durable only from a decision taken again under the lock.
     ({ verdict, claimed } = await claimUnderLock(

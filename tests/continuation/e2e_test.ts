@@ -273,6 +273,16 @@ Deno.test("continuation-check: verdicts and exit codes through the CLI", async (
     const r = await check(home.path, "nothing-here");
     assertEquals([r.code, r.v], [12, { kind: "stop", reason: "not-released" }]);
   });
+  await t.step("--claim without a plan or even a ledger: answers, creates nothing", async () => {
+    await using fresh = await tempDir();
+    const home2 = `${fresh.path}/home`;
+    for (const facts of [{ ...FACTS, ack_resumed: false }, FACTS]) {
+      const r = await check(home2, "k", facts, ["--claim"]);
+      assertEquals(r.stderr, "");
+      assertEquals(r.code, facts.ack_resumed ? 12 : 11);
+    }
+    assertEquals([...Deno.readDirSync(fresh.path)], []);
+  });
   await rosterJson(home.path, ["continuation-release", "--key", "k"]);
 
   await t.step("no facts: 11 skip veto fact-missing:ack_resumed", async () => {
