@@ -1,0 +1,85 @@
+/**
+ * The CI recipe of docs/hooks.md: the step's `run:` script, run as GitHub Actions runs a
+ * `shell: bash` step (`bash --noprofile --norc -eo pipefail FILE`), with a stand-in `claude`
+ * that runs until the test lets it finish.
+ */
+import { assertEquals } from "../assert.ts";
+import { roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+import type { Row } from "../../src/registry/record.ts";
+import { installRoster, recipe, recipeEnv, waitingProgram } from "./harness.ts";
+
+/** The `run: |` block of the workflow, dedented. */
+function runScript(workflow: string): string {
+  const lines = workflow.split("\n");
+  const at = lines.findIndex((l) => /^\s+run: \|\s*$/.test(l));
+  if (at === -1) throw new Error("The CI recipe has no run: | block");
+  const body: string[] = [];
+  let indent = -1;
+  for (const line of lines.slice(at + 1)) {
+    if (line.trim() === "") {
+      body.push("");
+      continue;
+    }
+    const n = line.length - line.trimStart().length;
+    if (indent === -1) indent = n;
+    if (n < indent) break;
+    body.push(line.slice(indent));
+  }
+  return body.join("\n").trimEnd() + "\n";
+}
+
+Deno.test("recipe: a CI step runs the agent as a registered session", async (t) => {
+  await using dir = await tempDir("roster-recipe-");
+  const home = `${dir.path}/home`;
+  installRoster(dir.path);
+  const release = `${dir.path}/release`;
+  waitingProgram(dir.path, "claude", release);
+  Deno.writeTextFileSync(`${dir.path}/step.sh`, runScript(recipe("ci")));
+  const env = recipeEnv(dir.path, home, { GITHUB_RUN_ID: "4242" });
+  const rows = () => rosterJson<Row[]>(home, ["list", "--all"]);
+
+  // A record left by an earlier job on a self-hosted runner, of a process now gone.
+  const old = spawnSleeper();
+  await rosterJson(home, ["register", "--pid", String(old.pid)]);
+  await old.kill();
+
+  const step = new Deno.Command("bash", {
+    args: ["--noprofile", "--norc", "-eo", "pipefail", `${dir.path}/step.sh`],
+    env,
+    clearEnv: true,
+    cwd: dir.path,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  try {
+    await t.step("while the agent runs it is registered and alive", async () => {
+      let all: Row[] = [];
+      for (let i = 0; i < 200; i++) {
+        all = await rows();
+        if (all.some((r) => r.agent === "claude")) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // prune removed the stale record before the agent started.
+      assertEquals(all.map((r) => [r.agent, r.session_id, r.pid_source, r.liveness]), [[
+        "claude",
+        "gh-4242",
+        "flag",
+        "alive",
+      ]]);
+      const agent = all[0].session_pid!;
+      assertEquals(Deno.readTextFileSync(`/proc/${agent}/comm`).trim(), "claude");
+      const check = await roster(["check", String(agent), "--home", home]);
+      assertEquals(check.code, 0, check.stderr);
+    });
+    await t.step("when it finishes, the step succeeds and the record is gone", async () => {
+      Deno.writeTextFileSync(release, "");
+      const out = await step.output();
+      assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+      assertEquals(await rows(), []);
+    });
+  } finally {
+    Deno.writeTextFileSync(release, "");
+    await step.status;
+  }
+});
