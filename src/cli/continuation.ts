@@ -6,6 +6,7 @@
  * src/continuation/ledger.ts.
  */
 import { parseDuration } from "../duration.ts";
+import { pause, pauseSetting } from "../pause.ts";
 import { RosterError, UsageError } from "../errors.ts";
 import {
   acquireDispatchLock,
@@ -40,7 +41,7 @@ import type { Judge } from "../registry/liveness.ts";
 import { parsePid } from "../registry/owner.ts";
 import { hostDirName, type Liveness, type Row } from "../registry/record.ts";
 import { readRows } from "../registry/registry.ts";
-import { join, randomHex } from "../registry/store.ts";
+import { randomHex } from "../registry/store.ts";
 import type { Parsed } from "./args.ts";
 import type { Context } from "./context.ts";
 
@@ -129,39 +130,6 @@ export function readFacts(args: Parsed): Facts {
   const parsed = parseFacts(value);
   if ("problem" in parsed) throw new UsageError(`Invalid --facts: ${parsed.problem}`);
   return parsed.facts;
-}
-
-// ---------------------------------------------------------------------------------------
-// Test pause points
-
-export const PAUSE_POINTS = ["after-lock", "after-claim", "before-outcome"] as const;
-type PausePoint = typeof PAUSE_POINTS[number];
-let pauseAt: PausePoint | null | undefined;
-
-/** ROSTER_TEST_PAUSE_AT, read once. Crash drills only: never set it outside tests. */
-function pauseSetting(): PausePoint | null {
-  if (pauseAt !== undefined) return pauseAt;
-  const v = Deno.env.get("ROSTER_TEST_PAUSE_AT");
-  if (v === undefined || v === "") return pauseAt = null;
-  if (!(PAUSE_POINTS as readonly string[]).includes(v)) {
-    throw new UsageError(
-      `Invalid ROSTER_TEST_PAUSE_AT: expected one of ${PAUSE_POINTS.join(", ")}, got ${
-        JSON.stringify(v)
-      }`,
-    );
-  }
-  return pauseAt = v as PausePoint;
-}
-
-/**
- * At the configured point: write `<ledger>/.pause-<point>-<pid>` to record arrival, then
- * block until that file is removed (released) or the process is killed.
- */
-async function pause(point: PausePoint, dir: string) {
-  if (pauseSetting() !== point) return;
-  const marker = join(dir, `.pause-${point}-${Deno.pid}`);
-  Deno.writeTextFileSync(marker, `${Deno.pid}\n`, { mode: 0o600 });
-  while (exists(marker)) await new Promise((r) => setTimeout(r, 20));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -285,7 +253,7 @@ async function claimUnderLock(
   }
   const lock: HeldLock = attempt.held;
   try {
-    await pause("after-lock", dir);
+    pause("after-lock", dir);
     const { situation: s } = observe(dir, key, facts, judge, expectedToken);
     const verdict = decide(s);
     if (s.mode === "dry-run" || s.plan === null) return { verdict };
@@ -297,9 +265,9 @@ async function claimUnderLock(
         return { verdict: { kind: "stop", reason: "claimed" } };
       }
       appendAudit(dir, { event: "claim", key, token: plan.token, continuation_id: id });
-      await pause("after-claim", dir);
+      pause("after-claim", dir);
       writeLastDispatch(dir, s.now);
-      await pause("before-outcome", dir);
+      pause("before-outcome", dir);
       writeOutcome(dir, key, {
         outcome: "dispatched",
         continuation_id: id,
