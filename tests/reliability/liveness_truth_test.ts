@@ -1,0 +1,114 @@
+/**
+ * Liveness truth, cross-checked against the system's own tools: for every process on the
+ * machine roster's start time agrees with `ps -o lstart=` to the second and its verdict is
+ * alive; for 200 exited pids it is dead.
+ */
+import { assert, assertEquals } from "../assert.ts";
+import { roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+import { linuxBackend } from "../../src/process/linux.ts";
+import { Judge } from "../../src/registry/liveness.ts";
+import { writeRecord } from "../../src/registry/registry.ts";
+import type { Row, SessionRecord } from "../../src/registry/record.ts";
+
+/** `ps -eo pid=,lstart=` in UTC: pid to start time in epoch seconds. */
+function psStartTimes(): Map<number, number> {
+  const out = new Deno.Command("ps", {
+    args: ["-eo", "pid=,lstart="],
+    env: { LC_ALL: "C", TZ: "UTC" },
+    stdout: "piped",
+  }).outputSync();
+  const months = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  const map = new Map<number, number>();
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const m = /^\s*(\d+)\s+\w{3}\s+(\w{3})\s+(\d+)\s+(\d+):(\d+):(\d+)\s+(\d{4})$/.exec(line);
+    if (!m) continue;
+    const t = Date.UTC(+m[7], months.indexOf(m[2]) / 3, +m[3], +m[4], +m[5], +m[6]) / 1000;
+    map.set(Number(m[1]), t);
+  }
+  return map;
+}
+
+Deno.test("every running process: start time agrees with ps, verdict alive", async () => {
+  const backend = linuxBackend();
+  const ps = psStartTimes();
+  assert(ps.size > 5, "ps listed the processes");
+  const checked: number[] = [];
+  for (const [pid, psSeconds] of ps) {
+    const p = backend.probe(pid);
+    if (p.kind !== "exists" || p.info.zombie) continue; // exited since ps ran
+    const ms = p.info.startedAtMs;
+    assert(ms !== null, `start time of ${pid}`);
+    // ps truncates to the second; allow one second for rounding of clock ticks.
+    assert(
+      Math.abs(Math.floor(ms / 1000) - psSeconds) <= 1,
+      `pid ${pid}: ${ms} vs ps ${psSeconds}`,
+    );
+    checked.push(pid);
+  }
+  assert(checked.length > 5);
+
+  // The verdict through the CLI, for every one of them.
+  await using home = await tempDir();
+  const queue = [...checked];
+  const failures: string[] = [];
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    for (let pid = queue.pop(); pid !== undefined; pid = queue.pop()) {
+      const r = await roster(["register", "--pid", String(pid), "--home", home.path, "--quiet"]);
+      if (r.code !== 0 && !ended(pid)) failures.push(`${pid}: ${r.stderr}`);
+    }
+  }));
+  assertEquals(failures, []);
+  const rows = await rosterJson<Row[]>(home.path, ["list", "--all"]);
+  for (const r of rows) {
+    // Only a process that really ended in the meantime may be anything but alive.
+    if (r.liveness !== "alive") {
+      assert(ended(r.session_pid!), `pid ${r.session_pid} was ${r.reason}`);
+    }
+  }
+  assert(rows.filter((r) => r.liveness === "alive").length > 5);
+
+  function ended(pid: number): boolean {
+    const p = backend.probe(pid);
+    return p.kind === "gone" || (p.kind === "exists" && p.info.zombie);
+  }
+});
+
+Deno.test("200 exited pids are dead/exited", async () => {
+  await using home = await tempDir();
+  const backend = linuxBackend();
+  const judge = new Judge(backend, { host: Deno.hostname(), bootId: backend.bootId() });
+  const sleepers = Array.from({ length: 200 }, () => spawnSleeper());
+  try {
+    for (const s of sleepers) {
+      const p = backend.probe(s.pid);
+      assert(p.kind === "exists");
+      const record: SessionRecord = {
+        schema: 1,
+        session_pid: s.pid,
+        pid_source: "flag",
+        pid_verified: false,
+        start_token: p.info.startToken,
+        process_started_at: null,
+        boot_id: backend.bootId(),
+        host: Deno.hostname(),
+        agent: "truth",
+        runtime: null,
+        session_id: null,
+        cwd: "/",
+        tmux_pane: null,
+        registered_at: new Date().toISOString(),
+        registrar: { pid: Deno.pid, version: "test", path: "test" },
+      };
+      await writeRecord(home.path, record, judge);
+    }
+    const alive = await rosterJson<Row[]>(home.path, ["list"]);
+    assertEquals(alive.filter((r) => r.reason === "running").length, 200);
+  } finally {
+    await Promise.all(sleepers.map((s) => s.kill()));
+  }
+  const rows = await rosterJson<Row[]>(home.path, ["list", "--all"]);
+  assertEquals(rows.length, 200);
+  for (const r of rows) {
+    assertEquals([r.liveness, r.reason], ["dead", "exited"], `pid ${r.session_pid}`);
+  }
+});
