@@ -7,6 +7,20 @@
  * functions below so the tests pin them.
  */
 import {
+  cString,
+  CTL_KERN,
+  decodeUtf8,
+  indexOfNul,
+  isBsdPid,
+  judgeKinfo,
+  kinfoMib,
+  type KinfoProc,
+  kinfoToInfo,
+  readArgmax,
+  SYSCTL_SYMBOL,
+  sysctlReader,
+} from "./bsd.ts";
+import {
   exactTokens,
   type Probe,
   type ProcessBackend,
@@ -19,10 +33,6 @@ export const DARWIN_KINFO_PROC_SIZE = 648;
 /** p_stat value of a process that has exited but was not reaped (xnu bsd/sys/proc.h). */
 export const DARWIN_SZOMB = 5;
 
-const CTL_KERN = 1;
-const KERN_ARGMAX = 8;
-const KERN_PROC = 14;
-const KERN_PROC_PID = 1;
 const KERN_PROCARGS2 = 49;
 /** PROC_PIDPATHINFO_MAXSIZE (4 * MAXPATHLEN). */
 const PIDPATH_MAX = 4096;
@@ -36,17 +46,8 @@ const OFF_COMM = 243;
 const COMM_SIZE = 17;
 const OFF_PPID = 560;
 
-export interface DarwinKinfo {
-  pid: number;
-  ppid: number;
-  startSec: bigint;
-  startUsec: number;
-  stat: number;
-  comm: string;
-}
-
 /** Decodes one `struct kinfo_proc`; null unless it is exactly 648 bytes. */
-export function decodeDarwinKinfoProc(bytes: Uint8Array): DarwinKinfo | null {
+export function decodeDarwinKinfoProc(bytes: Uint8Array): KinfoProc | null {
   if (bytes.length !== DARWIN_KINFO_PROC_SIZE) return null;
   // Both macOS architectures are little-endian.
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -66,15 +67,8 @@ export function darwinToken(startSec: bigint, startUsec: number): string {
 }
 
 /** Turns a decoded kinfo_proc into roster's view of the process. */
-export function darwinProcessInfo(k: DarwinKinfo): ProcessInfo {
-  return {
-    pid: k.pid,
-    ppid: k.ppid,
-    startToken: darwinToken(k.startSec, k.startUsec),
-    startedAtMs: Number(k.startSec) * 1000 + Math.floor(k.startUsec / 1000),
-    zombie: k.stat === DARWIN_SZOMB,
-    name: k.comm,
-  };
+export function darwinProcessInfo(k: KinfoProc): ProcessInfo {
+  return kinfoToInfo(k, darwinToken(k.startSec, k.startUsec), k.stat === DARWIN_SZOMB);
 }
 
 export interface ProcArgs2 {
@@ -108,20 +102,6 @@ export function parseProcArgs2(bytes: Uint8Array): ProcArgs2 | null {
   return { argc, exe, argv };
 }
 
-function indexOfNul(bytes: Uint8Array, from: number): number {
-  const i = bytes.indexOf(0, from);
-  return i === -1 ? bytes.length : i;
-}
-
-function decodeUtf8(bytes: Uint8Array): string {
-  return new TextDecoder().decode(bytes);
-}
-
-/** A fixed char[] field: up to the first NUL, or the whole field when it is full. */
-function cString(field: Uint8Array): string {
-  return decodeUtf8(field.subarray(0, indexOfNul(field, 0)));
-}
-
 /** Null when FFI is not granted (asking would prompt inside a hook) or libSystem is missing. */
 export function darwinBackend(): ProcessBackend | null {
   let lib;
@@ -131,55 +111,39 @@ export function darwinBackend(): ProcessBackend | null {
     }
     // Kept open for the life of the process: the CLI is short-lived.
     lib = Deno.dlopen(LIBSYSTEM, {
-      sysctl: {
-        parameters: ["buffer", "u32", "buffer", "buffer", "pointer", "usize"],
-        result: "i32",
-      },
+      sysctl: SYSCTL_SYMBOL,
       proc_pidpath: { parameters: ["i32", "buffer", "u32"], result: "i32" },
     });
   } catch {
     return null;
   }
-  const { sysctl, proc_pidpath } = lib.symbols;
-
-  /** One sysctl read into `size` bytes; null when the call fails. */
-  function read(mib: number[], size: number): Uint8Array | null {
-    const buf = new Uint8Array(size);
-    const len = new BigUint64Array([BigInt(size)]);
-    if (sysctl(new Int32Array(mib), mib.length, buf, len, null, 0n) !== 0) return null;
-    return buf.subarray(0, Number(len[0]));
-  }
+  const { proc_pidpath } = lib.symbols;
+  const read = sysctlReader(lib.symbols.sysctl);
 
   function probe(pid: number): Probe {
     // pid 0 is kernel_task and negative pids are not processes.
-    if (!Number.isSafeInteger(pid) || pid <= 0 || pid > 0x7fffffff) return { kind: "gone" };
-    const bytes = read([CTL_KERN, KERN_PROC, KERN_PROC_PID, pid], DARWIN_KINFO_PROC_SIZE);
+    if (!isBsdPid(pid)) return { kind: "gone" };
+    const bytes = read(kinfoMib(pid), DARWIN_KINFO_PROC_SIZE);
     // A failed call says nothing certain, and errno cannot be read reliably from Deno.
     if (bytes === null) return { kind: "unsupported" };
     // xnu answers a missing pid with success and zero bytes (zombies are still listed).
-    if (bytes.length === 0) return { kind: "gone" };
-    const k = decodeDarwinKinfoProc(bytes);
-    if (k === null || k.pid !== pid) return { kind: "unsupported" };
-    return { kind: "exists", info: darwinProcessInfo(k) };
+    return judgeKinfo(pid, bytes, decodeDarwinKinfoProc, darwinProcessInfo);
   }
 
   function command(pid: number): ProcessCommand {
     let exe: string | null = null;
     let argv: string[] | null = null;
-    if (!Number.isSafeInteger(pid) || pid <= 0 || pid > 0x7fffffff) return { exe, argv };
+    if (!isBsdPid(pid)) return { exe, argv };
     const pathBuf = new Uint8Array(PIDPATH_MAX);
     const n = proc_pidpath(pid, pathBuf, PIDPATH_MAX);
     if (n > 0) exe = decodeUtf8(pathBuf.subarray(0, n));
-    const argmax = read([CTL_KERN, KERN_ARGMAX], 4);
-    if (argmax !== null && argmax.length === 4) {
-      const size = new DataView(argmax.buffer, argmax.byteOffset, 4).getInt32(0, true);
-      // Other users' processes refuse KERN_PROCARGS2: argv stays null for them.
-      const raw = size > 0 ? read([CTL_KERN, KERN_PROCARGS2, pid], size) : null;
-      const args = raw === null ? null : parseProcArgs2(raw);
-      if (args !== null) {
-        argv = args.argv;
-        exe ??= args.exe || null;
-      }
+    const size = readArgmax(read);
+    // Other users' processes refuse KERN_PROCARGS2: argv stays null for them.
+    const raw = size === null ? null : read([CTL_KERN, KERN_PROCARGS2, pid], size);
+    const args = raw === null ? null : parseProcArgs2(raw);
+    if (args !== null) {
+      argv = args.argv;
+      exe ??= args.exe || null;
     }
     return { exe, argv };
   }

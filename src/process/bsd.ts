@@ -1,0 +1,104 @@
+/**
+ * What the BSD-family backends (darwin.ts, freebsd.ts) share. Both ask sysctl(3) for one
+ * `struct kinfo_proc` under the same kern.proc.pid MIB, read the same few fields from it (at
+ * each OS's own offsets, both little-endian), size argument reads by kern.argmax, and turn
+ * the fields into a ProcessInfo the same way. Struct layouts, decoders, token formats and
+ * token comparison stay in each OS module: nothing here knows an offset or a token.
+ */
+import type { Probe, ProcessInfo } from "./types.ts";
+
+/** sysctl MIB names that have the same number on macOS and FreeBSD. */
+export const CTL_KERN = 1;
+export const KERN_ARGMAX = 8;
+export const KERN_PROC = 14;
+export const KERN_PROC_PID = 1;
+
+/** sysctl(3) as Deno.dlopen declares it. */
+export const SYSCTL_SYMBOL = {
+  parameters: ["buffer", "u32", "buffer", "buffer", "pointer", "usize"],
+  result: "i32",
+} as const satisfies Deno.ForeignFunction;
+
+/** The fields roster reads from `struct kinfo_proc`, whatever the OS's layout. */
+export interface KinfoProc {
+  pid: number;
+  ppid: number;
+  startSec: bigint;
+  startUsec: number;
+  stat: number;
+  comm: string;
+}
+
+/** One sysctl read into `size` bytes; null when the call fails. */
+export type SysctlRead = (mib: number[], size: number) => Uint8Array | null;
+
+/** Wraps the dlopen'ed sysctl symbol as a `SysctlRead`. */
+export function sysctlReader(sysctl: Deno.StaticForeignSymbol<typeof SYSCTL_SYMBOL>): SysctlRead {
+  return (mib, size) => {
+    const buf = new Uint8Array(size);
+    const len = new BigUint64Array([BigInt(size)]);
+    if (sysctl(new Int32Array(mib), mib.length, buf, len, null, 0n) !== 0) return null;
+    return buf.subarray(0, Number(len[0]));
+  };
+}
+
+/** kern.argmax, the size that fits any argument area; null when unreadable or not positive. */
+export function readArgmax(read: SysctlRead): number | null {
+  const bytes = read([CTL_KERN, KERN_ARGMAX], 4);
+  if (bytes === null || bytes.length !== 4) return null;
+  const size = new DataView(bytes.buffer, bytes.byteOffset, 4).getInt32(0, true);
+  return size > 0 ? size : null;
+}
+
+/** A pid that names one process: pid_t is 32-bit, and 0 or a negative pid means a group. */
+export function isBsdPid(pid: number): boolean {
+  return Number.isSafeInteger(pid) && pid > 0 && pid <= 0x7fffffff;
+}
+
+/** The kern.proc.pid MIB for one pid. */
+export function kinfoMib(pid: number): number[] {
+  return [CTL_KERN, KERN_PROC, KERN_PROC_PID, pid];
+}
+
+/**
+ * Settles a kern.proc.pid read that sysctl answered without error: no bytes means no such
+ * pid; a struct that does not decode, or describes another pid, proves nothing.
+ */
+export function judgeKinfo(
+  pid: number,
+  bytes: Uint8Array,
+  decode: (bytes: Uint8Array) => KinfoProc | null,
+  toInfo: (k: KinfoProc) => ProcessInfo,
+): Probe {
+  if (bytes.length === 0) return { kind: "gone" };
+  const k = decode(bytes);
+  if (k === null || k.pid !== pid) return { kind: "unsupported" };
+  return { kind: "exists", info: toInfo(k) };
+}
+
+/** Roster's view of a decoded kinfo_proc, given the OS's token and zombie verdict. */
+export function kinfoToInfo(k: KinfoProc, startToken: string, zombie: boolean): ProcessInfo {
+  return {
+    pid: k.pid,
+    ppid: k.ppid,
+    startToken,
+    startedAtMs: Number(k.startSec) * 1000 + Math.floor(k.startUsec / 1000),
+    zombie,
+    name: k.comm,
+  };
+}
+
+/** The index of the first NUL at or after `from`, or the length when there is none. */
+export function indexOfNul(bytes: Uint8Array, from: number): number {
+  const i = bytes.indexOf(0, from);
+  return i === -1 ? bytes.length : i;
+}
+
+export function decodeUtf8(bytes: Uint8Array): string {
+  return new TextDecoder().decode(bytes);
+}
+
+/** A fixed char[] field: up to the first NUL, or the whole field when it is full. */
+export function cString(field: Uint8Array): string {
+  return decodeUtf8(field.subarray(0, indexOfNul(field, 0)));
+}
