@@ -52,9 +52,9 @@ Deno.test("liveness of real processes", async (t) => {
     },
   );
   await t.step("a zombie child is dead/zombie", async () => {
-    // bash starts a child that exits at once, then execs sleep, which never reaps it.
+    // bash starts a child that outlives the exec, then becomes sleep, which never reaps it.
     const parent = new Deno.Command("bash", {
-      args: ["-c", "sleep 0 & echo $!; exec sleep 60"],
+      args: ["-c", "sleep 0.3 & echo $!; exec sleep 60"],
       stdout: "piped",
       stderr: "null",
     }).spawn();
