@@ -17,6 +17,7 @@ import {
   resolveTargets,
   sha256Hex,
   TARGETS,
+  V8_FLAGS,
 } from "../../scripts/build.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -65,19 +66,22 @@ Deno.test("build helpers", async (t) => {
     assert(!permissionsFor("x86_64-pc-windows-msvc").some((p) => p.startsWith("--allow-run")));
   });
 
-  await t.step("compile arguments: frozen lockfile, the target, its permissions, main.ts", () => {
-    const args = compileArgs("x86_64-apple-darwin", "/o/roster-x86_64-apple-darwin");
-    assertEquals(args.slice(0, 6), [
-      "compile",
-      "--frozen",
-      "--target",
-      "x86_64-apple-darwin",
-      "--output",
-      "/o/roster-x86_64-apple-darwin",
-    ]);
-    assertEquals(args.slice(6, -1), permissionsFor("x86_64-apple-darwin"));
-    assertEquals(args.at(-1), "main.ts");
-  });
+  await t.step(
+    "compile arguments: frozen lockfile, the target, its permissions, V8 flags, main.ts",
+    () => {
+      const args = compileArgs("x86_64-apple-darwin", "/o/roster-x86_64-apple-darwin");
+      assertEquals(args.slice(0, 6), [
+        "compile",
+        "--frozen",
+        "--target",
+        "x86_64-apple-darwin",
+        "--output",
+        "/o/roster-x86_64-apple-darwin",
+      ]);
+      assertEquals(args.slice(6, -1), [...permissionsFor("x86_64-apple-darwin"), ...V8_FLAGS]);
+      assertEquals(args.at(-1), "main.ts");
+    },
+  );
 
   await t.step("SHA256SUMS: sha256sum's format, sorted by name", () => {
     assertEquals(
