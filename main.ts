@@ -11,7 +11,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     const args = parseArgs(argv);
     if (args.has("version")) {
       const { VERSION } = await import("./src/version.ts");
-      writeAll(Deno.stdout, `roster ${VERSION}\n`);
+      const text = args.has("json")
+        ? JSON.stringify({ name: "roster", version: VERSION })
+        : `roster ${VERSION}`;
+      writeAll(Deno.stdout, `${text}\n`);
       return 0;
     }
     if (args.command === null && !args.has("help") && argv.length > 0) {
@@ -28,6 +31,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     const mod = await args.command.load();
     return await mod.run(new Context(args), args);
   } catch (err) {
+    // The reader went away (`roster list | head -1`): nothing is wrong, there is no one to tell.
+    if (err instanceof Deno.errors.BrokenPipe) return 0;
     if (err instanceof RosterError) {
       writeAll(Deno.stderr, `roster: ${err.message}\n`);
       return err.exitCode;

@@ -6,6 +6,9 @@
  *
  * Flags: --runs N (default 15), --sizes 10,100,1000,10000, --quick (runs 5, sizes up to 1000).
  */
+import { linuxBackend } from "../src/process/linux.ts";
+import { V8_FLAGS } from "./build.ts";
+
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
 interface Options {
@@ -146,6 +149,9 @@ class Sleepers {
 const host = Deno.hostname();
 const hostDir = (home: string) => `${home}/sessions/${host.replace(/[^A-Za-z0-9._-]/g, "_")}`;
 const bootId = Deno.readTextFileSync("/proc/sys/kernel/random/boot_id").trim();
+const linux = linuxBackend();
+const machineId = linux.machineId();
+const pidNs = linux.pidNamespace();
 
 function starttime(pid: number): string {
   const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
@@ -161,6 +167,8 @@ function record(pid: number, token: string) {
     start_token: token,
     process_started_at: null,
     boot_id: bootId,
+    machine_id: machineId,
+    pid_ns: pidNs,
     host,
     agent: "bench",
     runtime: null,
@@ -206,7 +214,7 @@ function fmt(ms: number): string {
 async function compileBinaries(dir: string, hello: string): Promise<Cmd | null> {
   const compile = async (src: string, out: string) =>
     (await new Deno.Command(Deno.execPath(), {
-      args: ["compile", "-A", "--quiet", "-o", out, src],
+      args: ["compile", "-A", ...V8_FLAGS, "--quiet", "-o", out, src],
       stdout: "null",
       stderr: "null",
     }).output()).code === 0;
@@ -227,7 +235,12 @@ async function main() {
     Deno.writeTextFileSync(hello, 'console.log("hello");\n');
     const deno = Deno.execPath();
     const flavours: { label: string; floor: Cmd; roster: Cmd }[] = [
-      { label: "deno run", floor: [deno, "run", "-A", hello], roster: [deno, "run", "-A", MAIN] },
+      // Both started the way roster ships: the same V8 flags as the compiled binaries.
+      {
+        label: "deno run",
+        floor: [deno, "run", "-A", ...V8_FLAGS, hello],
+        roster: [deno, "run", "-A", ...V8_FLAGS, MAIN],
+      },
     ];
     const compiled = await compileBinaries(work, hello);
     if (compiled) flavours.push({ label: "compiled", floor: compiled, roster: [`${work}/roster`] });

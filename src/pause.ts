@@ -1,7 +1,8 @@
 /**
  * Named pause points for crash drills, tests only. With ROSTER_TEST_PAUSE_AT=<point>, the
  * process writes `<dir>/.pause-<point>-<pid>` when it arrives there, then blocks (the
- * thread sleeps; nothing runs) until that file is removed or the process is killed. Tests
+ * thread sleeps; nothing runs) until that file is removed, the process is killed, or a minute
+ * has passed. Tests
  * SIGKILL it there to prove that no crash at that moment loses or tears anything.
  */
 import { UsageError } from "./errors.ts";
@@ -35,13 +36,16 @@ export function pauseSetting(): PausePoint | null {
   return setting = v as PausePoint;
 }
 
+/** A drill that forgot its process must not hold a lock forever: give up after this. */
+const MAX_PAUSE_MS = 60_000;
+
 /** Blocks at `point` when the drill asks for it; a no-op otherwise. */
 export function pause(point: PausePoint, dir: string) {
   if (pauseSetting() !== point) return;
   const marker = `${dir}/.pause-${point}-${Deno.pid}`;
   Deno.writeTextFileSync(marker, `${Deno.pid}\n`, { mode: 0o600 });
   const cell = new Int32Array(new SharedArrayBuffer(4));
-  for (;;) {
+  for (const until = Date.now() + MAX_PAUSE_MS; Date.now() < until;) {
     try {
       Deno.lstatSync(marker);
     } catch {
@@ -49,4 +53,5 @@ export function pause(point: PausePoint, dir: string) {
     }
     Atomics.wait(cell, 0, 0, 20);
   }
+  Deno.removeSync(marker);
 }

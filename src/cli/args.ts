@@ -49,7 +49,8 @@ export function parseArgs(argv: readonly string[]): Parsed {
       if (value === undefined) {
         const next = argv[i];
         if (next === undefined || (next.startsWith("--") && next.length > 2)) {
-          throw new UsageError(`Missing value for --${spec.name}: expected ${spec.value}`);
+          const accepted = spec.choices ? `one of ${spec.choices.join(", ")}` : spec.value;
+          throw new UsageError(`Missing value for --${spec.name}: expected ${accepted}`);
         }
         value = next;
         i++;

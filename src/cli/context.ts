@@ -40,7 +40,12 @@ export class Context {
   /** One judge per call, so each pid and the boot id are read at most once. */
   judge(): Promise<Judge> {
     return this.#judge ??= this.backend().then((b) =>
-      new Judge(b, { host: this.host, bootId: b.bootId() })
+      new Judge(b, {
+        host: this.host,
+        bootId: b.bootId(),
+        machineId: b.machineId?.() ?? null,
+        pidNs: b.pidNamespace?.() ?? null,
+      })
     );
   }
 

@@ -4,15 +4,15 @@
  * The decisions are pure functions at the top; the handlers below only gather and print.
  */
 import { RosterError, UsageError } from "../errors.ts";
-import type { Probe, ProcessBackend, TokenMatch } from "../process/types.ts";
+import { asProcess, type Probe, type ProcessBackend, type TokenMatch } from "../process/types.ts";
 import type { Judge, Verdict } from "../registry/liveness.ts";
-import { ancestors, parsePid, resolveOwner } from "../registry/owner.ts";
+import { ancestors, NoOwnerError, parsePid, resolveOwner } from "../registry/owner.ts";
 import { hostDirName, type Row } from "../registry/record.ts";
 import { removeRecordIf, toRow } from "../registry/registry.ts";
 import { join, readEntry, sessionsDir } from "../registry/store.ts";
 import type { Parsed } from "./args.ts";
 import type { Context } from "./context.ts";
-import { describeRow } from "./table.ts";
+import { describeRow, printable } from "./table.ts";
 
 /** Exit codes shared by check and token: the process is gone (or not the one named), or unknown. */
 export const EXIT_DEAD = 3;
@@ -135,7 +135,7 @@ function unregisterPid(args: Parsed, backend: ProcessBackend): number {
   const explicit = explicitPid(args);
   if (explicit !== null) {
     const pid = parsePid(explicit[1], explicit[0]);
-    const p = backend.probe(pid);
+    const p = asProcess(backend.probe(pid));
     if (p.kind === "gone" || (p.kind === "exists" && p.info.zombie)) return pid;
   }
   const owner = resolveOwner(
@@ -152,7 +152,19 @@ function unregisterPid(args: Parsed, backend: ProcessBackend): number {
 
 export async function unregister(ctx: Context, args: Parsed): Promise<number> {
   const judge = await ctx.judge();
-  const pid = unregisterPid(args, judge.backend);
+  let pid: number;
+  try {
+    pid = unregisterPid(args, judge.backend);
+  } catch (err) {
+    // An end hook that runs after its harness is gone (reparented to init) must not fail
+    // the session: with no owner there is no record of ours to remove.
+    if (!(err instanceof NoOwnerError)) throw err;
+    if (ctx.json && !args.has("quiet")) {
+      ctx.printJson({ pid: null, outcome: "no-record", row: null });
+    }
+    if (!args.has("quiet")) ctx.err(`roster: Nothing to unregister: ${err.message}`);
+    return 0;
+  }
   const result = await removeRecordIf(
     ctx.home,
     ctx.host,
@@ -193,6 +205,8 @@ function bareRow(pid: number, host: string, probe: Probe, bootId: string | null)
     start_token: info?.startToken ?? null,
     process_started_at: info?.startedAtMs == null ? null : new Date(info.startedAtMs).toISOString(),
     boot_id: info ? bootId : null,
+    machine_id: null,
+    pid_ns: null,
     host,
     agent: null,
     runtime: null,
@@ -215,7 +229,7 @@ export async function check(ctx: Context, args: Parsed): Promise<number> {
   const rows: CheckRow[] = pids.map((pid) => {
     const row = recordRow(ctx, pid, judge);
     if (row !== null) return { ...row, registered: true };
-    return bareRow(pid, ctx.host, judge.probe(pid, true), judge.here.bootId);
+    return bareRow(pid, ctx.host, asProcess(judge.probe(pid, true)), judge.here.bootId);
   });
   if (ctx.json) ctx.printJson(rows);
   else {
@@ -253,7 +267,7 @@ export async function token(ctx: Context, args: Parsed): Promise<number> {
     );
   }
   const backend = await ctx.backend();
-  const probe = backend.probe(pid);
+  const probe = asProcess(backend.probe(pid));
   const bootId = backend.bootId();
   if (verify) {
     const v = verifyToken(given, probe, bootId, (a, b) => backend.compareTokens(a, b));
@@ -290,13 +304,14 @@ export async function whoami(ctx: Context, _args: Parsed): Promise<number> {
   const judge = await ctx.judge();
   for (const info of ancestors(judge.backend, Deno.ppid)) {
     const row = recordRow(ctx, info.pid, judge);
-    // "running": the record has a start token and it matches the process's now.
-    if (row === null || row.reason !== "running") continue;
+    // "running": the record has a start token and it matches the process's now; verified:
+    // the process registered itself (or a descendant did), not a pid someone else named.
+    if (row === null || row.reason !== "running" || row.pid_verified !== true) continue;
     if (ctx.json) ctx.printJson(row);
     else {
       ctx.out(
-        describeRow(row) + (row.session_id ? `, session ${row.session_id}` : "") +
-          (row.cwd ? `, in ${row.cwd}` : ""),
+        describeRow(row) + (row.session_id ? `, session ${printable(row.session_id)}` : "") +
+          (row.cwd ? `, in ${printable(row.cwd)}` : ""),
       );
     }
     return 0;

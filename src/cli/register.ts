@@ -77,6 +77,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     start_token: info?.startToken ?? null,
     process_started_at: info?.startedAtMs == null ? null : new Date(info.startedAtMs).toISOString(),
     boot_id: judge.here.bootId,
+    machine_id: judge.here.machineId ?? null,
+    pid_ns: judge.here.pidNs ?? null,
     host: ctx.host,
     agent: text(args, "agent") ?? env("ROSTER_AGENT") ?? owner.harness?.agent ?? "",
     runtime: text(args, "runtime") ?? env("ROSTER_RUNTIME") ?? owner.harness?.runtime ?? null,

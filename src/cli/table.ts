@@ -9,7 +9,7 @@ export function useColour(): boolean {
 }
 
 export function describeRow(row: Row): string {
-  const who = row.agent ? `${row.agent} session` : "anonymous session";
+  const who = row.agent ? `${printable(row.agent)} session` : "anonymous session";
   return `${who} ${row.session_pid} (${row.liveness}: ${row.reason})`;
 }
 
@@ -29,7 +29,7 @@ export function renderTable(rows: Row[], colour: boolean, now = Date.now()): str
       r.runtime ?? "-",
       age(r, now),
       r.cwd ?? r.path,
-    ].map(safe)
+    ].map(printable)
   );
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
   const line = (c: string[], liveness?: Row["liveness"]) =>
@@ -40,7 +40,8 @@ export function renderTable(rows: Row[], colour: boolean, now = Date.now()): str
   return [line(header), ...cells.map((c, i) => line(c, rows[i].liveness))].join("\n") + "\n";
 }
 
-function safe(s: string): string {
+/** Control characters in stored strings are made visible (`\x1b`), never sent to a terminal. */
+export function printable(s: string): string {
   return s.replace(
     // deno-lint-ignore no-control-regex
     /[\x00-\x1f\x7f\x9b]/g,

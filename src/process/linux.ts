@@ -57,15 +57,27 @@ export function parseCmdline(bytes: Uint8Array): string[] {
  * processes (2, invisible, 4, ptraceable), from /proc/self/mountinfo. Unknown: true.
  */
 export function procMayHide(mountinfo: string, mountPoint = "/proc"): boolean {
+  // The last mount on a point is the one in effect (a sandbox may mount a fresh proc over it).
+  let verdict = true;
   for (const line of mountinfo.split("\n")) {
     const fields = line.split(" ");
     if (fields[4] !== mountPoint) continue;
     const dash = fields.indexOf("-");
-    if (dash < 0 || fields[dash + 1] !== "proc") return true;
+    if (dash < 0 || fields[dash + 1] !== "proc") {
+      verdict = true;
+      continue;
+    }
     const m = /(?:^|,)hidepid=([^,]*)/.exec(`${fields[dash + 3] ?? ""},${fields[5] ?? ""}`);
-    return m !== null && !["0", "off", "1", "noaccess"].includes(m[1]);
+    verdict = m !== null && !["0", "off", "1", "noaccess"].includes(m[1]);
   }
-  return true;
+  return verdict;
+}
+
+/** Tgid and Threads from /proc/<pid>/status; null fields where absent. */
+export function parseStatus(text: string): { tgid: number | null; threads: number | null } {
+  const tgid = /^Tgid:\s*(\d+)$/m.exec(text);
+  const threads = /^Threads:\s*(\d+)$/m.exec(text);
+  return { tgid: tgid ? Number(tgid[1]) : null, threads: threads ? Number(threads[1]) : null };
 }
 
 /** Zombie (Z) or dead (X, and x on 2.6.33 to 3.13). */
@@ -137,10 +149,25 @@ export function linuxBackend(procRoot = "/proc") {
           const boot = btime();
           return boot === null ? null : boot * 1000 + Number(stat.starttime) * 1000 / CLK_TCK;
         },
-        zombie: isDeadState(stat.state),
+        // Z on a thread-group leader whose other threads still run is a live process: only
+        // a leader with no threads left is a zombie. (Read only on the rare Z path.)
+        zombie: isDeadState(stat.state) && (status(pid)?.threads ?? 1) <= 1,
         name: stat.comm,
+        // A thread id answers like a pid in /proc but is not a process (read only if asked).
+        get isThread() {
+          const tgid = status(pid)?.tgid;
+          return tgid != null && tgid !== pid;
+        },
       },
     };
+  }
+
+  function status(pid: number): ReturnType<typeof parseStatus> | null {
+    try {
+      return parseStatus(Deno.readTextFileSync(`${procRoot}/${pid}/status`));
+    } catch {
+      return null;
+    }
   }
 
   /** kill(pid, 0): ESRCH = gone, EPERM = exists (another user's), success = exists. */
@@ -179,10 +206,30 @@ export function linuxBackend(procRoot = "/proc") {
     return bootIdCache;
   }
 
+  function machineId(): string | null {
+    for (const path of ["/etc/machine-id", "/var/lib/dbus/machine-id"]) {
+      try {
+        const id = Deno.readTextFileSync(path).trim();
+        if (/^[0-9a-f]{32}$/.test(id)) return id;
+      } catch { /* try the next */ }
+    }
+    return null;
+  }
+
+  function pidNamespace(): string | null {
+    try {
+      return Deno.readLinkSync(`${procRoot}/self/ns/pid`);
+    } catch {
+      return null;
+    }
+  }
+
   return {
     name: "linux",
     probe,
     bootId,
+    machineId,
+    pidNamespace,
     command,
     compareTokens: exactTokens,
   } satisfies ProcessBackend;

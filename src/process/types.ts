@@ -16,6 +16,8 @@ export interface ProcessInfo {
   zombie: boolean;
   /** Short process name (Linux comm, macOS p_comm, Windows image name), or null. */
   name: string | null;
+  /** The pid names a thread of another process (Linux), not a process; absent elsewhere. */
+  readonly isThread?: boolean;
 }
 
 /** The answer to "is this pid running?". */
@@ -40,11 +42,34 @@ export interface ProcessBackend {
   probe(pid: number): Probe;
   /** Identifies the current boot (Linux boot_id), or null where the OS has none. */
   bootId(): string | null;
+  /** Identifies the machine (Linux /etc/machine-id); absent or null where unknown. */
+  machineId?(): string | null;
+  /** Identifies the pid namespace (Linux `pid:[N]`); absent or null where there is none. */
+  pidNamespace?(): string | null;
   command(pid: number): ProcessCommand;
   compareTokens(recorded: string, current: string): TokenMatch;
 }
 
-/** Exact comparison, for OSes whose start time never moves (Linux, macOS, Windows). */
+/**
+ * Exact comparison, for OSes whose start time never moves (Linux, macOS, Windows). Tokens of
+ * different schemes (`darwin:` from FFI against `ps:` from the fallback, say) cannot be
+ * compared: that is "uncertain", never "different".
+ */
 export function exactTokens(recorded: string, current: string): TokenMatch {
+  if (tokenScheme(recorded) !== tokenScheme(current)) return "uncertain";
   return recorded === current ? "same" : "different";
+}
+
+/** `darwin`, `windows`, `freebsd`, `ps`; "" for Linux's bare clock-tick count. */
+export function tokenScheme(token: string): string {
+  const colon = token.indexOf(":");
+  return colon === -1 ? "" : token.slice(0, colon);
+}
+
+/**
+ * For a pid a person or a hook names: a thread id answers like a pid but is no process, so
+ * it reads as gone (only Linux says so; the check reads /proc/<pid>/status once).
+ */
+export function asProcess(p: Probe): Probe {
+  return p.kind === "exists" && p.info.isThread ? { kind: "gone" } : p;
 }

@@ -112,6 +112,8 @@ export function claudeRow(
     start_token: running ? info?.startToken ?? null : null,
     process_started_at: info?.startedAtMs == null ? null : new Date(info.startedAtMs).toISOString(),
     boot_id: running ? here.bootId : null,
+    machine_id: null,
+    pid_ns: null,
     host: here.host,
     agent: "claude",
     runtime: null,

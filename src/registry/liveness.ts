@@ -14,9 +14,17 @@ export interface Verdict {
 export interface Here {
   host: string;
   bootId: string | null;
+  machineId?: string | null;
+  pidNs?: string | null;
 }
 
-type Judged = Pick<SessionRecord, "host" | "boot_id" | "start_token" | "session_pid">;
+type Judged =
+  & Pick<SessionRecord, "host" | "boot_id" | "start_token" | "session_pid">
+  & Partial<Pick<SessionRecord, "machine_id" | "pid_ns">>;
+
+/** Both known and different: only then is it another machine or namespace. */
+const differ = (a: string | null | undefined, b: string | null | undefined) =>
+  a != null && b != null && a !== b;
 
 export function judge(
   record: Judged,
@@ -24,10 +32,15 @@ export function judge(
   probe: () => Probe,
   compareTokens: (recorded: string, current: string) => TokenMatch,
 ): Verdict {
-  if (record.host !== here.host) return { liveness: "unknown", reason: "other-host" };
-  if (record.boot_id !== null && here.bootId !== null && record.boot_id !== here.bootId) {
-    return { liveness: "dead", reason: "rebooted" };
+  // Another host: by name, or the same name on another machine or in another pid namespace
+  // (a container sharing the home): its pids mean nothing here.
+  if (
+    record.host !== here.host || differ(record.machine_id, here.machineId) ||
+    differ(record.pid_ns, here.pidNs)
+  ) {
+    return { liveness: "unknown", reason: "other-host" };
   }
+  if (differ(record.boot_id, here.bootId)) return { liveness: "dead", reason: "rebooted" };
   const p = probe();
   if (p.kind === "gone") return { liveness: "dead", reason: "exited" };
   if (p.kind === "unsupported") return { liveness: "unknown", reason: "unsupported" };

@@ -4,7 +4,12 @@
  * agent harness. A value that is set but invalid is an error, never a fall-through.
  */
 import { UsageError } from "../errors.ts";
-import type { ProcessBackend, ProcessCommand, ProcessInfo } from "../process/types.ts";
+import {
+  asProcess,
+  type ProcessBackend,
+  type ProcessCommand,
+  type ProcessInfo,
+} from "../process/types.ts";
 import { MAX_PID, type PidSource } from "./record.ts";
 
 /** Known agent harnesses: the agent name, then the executable names it runs under. */
@@ -94,6 +99,16 @@ export function matchHarness(name: string | null, cmd: ProcessCommand): HarnessM
 
 export const MAX_DEPTH = 32;
 
+/** No pid was named and no harness is among the ancestors (a usage error for register). */
+export class NoOwnerError extends UsageError {
+  constructor() {
+    super(
+      "Cannot tell which session this is: no known agent harness among the calling process's " +
+        "ancestors; pass --pid PID or set ROSTER_SESSION_PID",
+    );
+  }
+}
+
 /** Parses a pid given by a person or a hook: a positive decimal integer, nothing else. */
 export function parsePid(value: string, what: string): number {
   if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > MAX_PID) {
@@ -141,7 +156,7 @@ export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner 
   for (const [source, what, value] of given) {
     if (value === undefined) continue;
     const pid = parsePid(value, what);
-    const p = backend.probe(pid);
+    const p = asProcess(backend.probe(pid));
     if (p.kind === "gone" || (p.kind === "exists" && p.info.zombie)) {
       throw new UsageError(`Invalid ${what}: no running process has pid ${pid}`);
     }
@@ -154,8 +169,5 @@ export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner 
     const harness = matchHarness(info.name, backend.command(info.pid));
     if (harness) return { pid: info.pid, source: "ancestor", verified: true, harness };
   }
-  throw new UsageError(
-    "Cannot tell which session this is: no known agent harness among the calling process's " +
-      "ancestors; pass --pid PID or set ROSTER_SESSION_PID",
-  );
+  throw new NoOwnerError();
 }

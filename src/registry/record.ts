@@ -28,6 +28,10 @@ export interface SessionRecord {
   start_token: string | null;
   process_started_at: string | null;
   boot_id: string | null;
+  /** The machine (Linux /etc/machine-id), or null: tells apart hosts that share a name. */
+  machine_id: string | null;
+  /** The pid namespace (Linux `pid:[N]`), or null: tells a container from its host. */
+  pid_ns: string | null;
   host: string;
   agent: string;
   runtime: string | null;
@@ -96,6 +100,8 @@ const FIELDS: [keyof SessionRecord, Check][] = [
   ["start_token", (v) => v === null || (typeof v === "string" && v.length > 0 && v.length <= 256)],
   ["process_started_at", (v) => v === null || time(v)],
   ["boot_id", nullableStr],
+  ["machine_id", nullableStr],
+  ["pid_ns", nullableStr],
   ["host", (v) => str(v) && (v as string).length > 0],
   ["agent", str],
   ["runtime", nullableStr],
@@ -138,6 +144,8 @@ export function validateRecord(
     start_token: obj.start_token as string | null,
     process_started_at: obj.process_started_at as string | null,
     boot_id: obj.boot_id as string | null,
+    machine_id: obj.machine_id as string | null,
+    pid_ns: obj.pid_ns as string | null,
     host: obj.host as string,
     agent: obj.agent as string,
     runtime: obj.runtime as string | null,
@@ -166,6 +174,8 @@ export function malformedRow(
     start_token: null,
     process_started_at: null,
     boot_id: null,
+    machine_id: null,
+    pid_ns: null,
     host: hostDir,
     agent: null,
     runtime: null,

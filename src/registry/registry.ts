@@ -96,7 +96,7 @@ export async function writeRecord(
  * not grow with the store; each call starts at a random place, so every dead record is
  * reached over a few registrations, and `prune` always examines all of them.
  */
-export const REGISTER_CLEANUP_LIMIT = 16;
+export const REGISTER_CLEANUP_LIMIT = 8;
 
 /**
  * Removes, under the caller's lock, the rows of one host directory that `shouldRemove`

@@ -78,6 +78,10 @@ export function readEntry(dir: string, hostDirNameValue: string, name: string): 
   }
   const checked = validateRecord(value, filePid);
   if ("problem" in checked) return bad(checked.problem);
+  // A record filed under another host's directory is not to be judged against this host.
+  if (hostDirName(checked.record.host) !== hostDirNameValue) {
+    return bad(`host differs from its directory: ${hostDirNameValue}`);
+  }
   return { ok: true, path, record: checked.record, mtimeMs: file.mtimeMs };
 }
 

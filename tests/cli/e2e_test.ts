@@ -295,3 +295,99 @@ function exists(path: string): boolean {
     return false;
   }
 }
+
+Deno.test("review fixes, end to end", async (t) => {
+  await using home = await tempDir();
+  await using s = spawnSleeper();
+  await t.step(
+    "a thread id is not a process: register refuses it, token says no such process",
+    async () => {
+      const tid = [...Deno.readDirSync(`/proc/${Deno.pid}/task`)].map((e) => Number(e.name))
+        .find((x) => x !== Deno.pid)!;
+      const r = await roster(["register", "--pid", String(tid), "--home", home.path]);
+      assertEquals(r.code, 2);
+      assertMatch(r.stderr, /^roster: Invalid --pid: no running process has pid /);
+      const tok = await roster(["token", String(tid)]);
+      assertEquals(tok.code, 3, tok.stderr);
+    },
+  );
+  await t.step(
+    "a record filed under another host's directory is malformed, never judged",
+    async () => {
+      const row = await rosterJson<Row>(home.path, ["register", "--pid", String(s.pid)]);
+      Deno.mkdirSync(`${home.path}/sessions/other`, { recursive: true });
+      const misfiled = `${home.path}/sessions/other/999998.json`;
+      writeJson(misfiled, { ...row, session_pid: 999998 });
+      const rows = await rosterJson<Row[]>(home.path, ["list", "--all"]);
+      const r = rows.find((x) => x.path === misfiled);
+      assertEquals([r?.reason, r?.detail], ["malformed", "host differs from its directory: other"]);
+      const p = await rosterJson<{ removed: Row[] }>(home.path, ["prune"]);
+      assertEquals(p.removed, []);
+    },
+  );
+  await t.step({
+    name: "a prune in another pid namespace (a container) keeps this host's live records",
+    ignore: !canUnshare(),
+    fn: async () => {
+      const row = await rosterJson<Row>(home.path, ["register", "--pid", String(s.pid)]);
+      assert(row.pid_ns !== null);
+      const out = await new Deno.Command("unshare", {
+        args: [
+          "-p",
+          "-f",
+          "--mount-proc",
+          Deno.execPath(),
+          ...cliArgs(["prune", "--home", home.path, "--json"]),
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+      assertEquals(JSON.parse(new TextDecoder().decode(out.stdout)).removed, []);
+      const again = (await rosterJson<Row[]>(home.path, ["list"])).find((x) => x.path === row.path);
+      assertEquals(again?.reason, "running");
+    },
+  });
+  await t.step("--version --json prints JSON", async () => {
+    const r = await roster(["--version", "--json"]);
+    assertEquals(JSON.parse(r.stdout).name, "roster");
+  });
+  await t.step("a reader that goes away is not a failure", async () => {
+    const sh = await new Deno.Command("bash", {
+      args: [
+        "-c",
+        `${
+          [Deno.execPath(), ...cliArgs(["list", "--all", "--json", "--home", home.path])].map((a) =>
+            `'${a}'`
+          ).join(" ") + " | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}"
+        }`,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assertEquals(new TextDecoder().decode(sh.stderr), "");
+    assertEquals(new TextDecoder().decode(sh.stdout).trim(), "0");
+  });
+  await t.step("unregister with no session to find exits 0 with a note", async () => {
+    const r = await roster(["unregister", "--home", home.path]);
+    assertEquals([r.code, r.stdout], [0, ""]);
+    assertMatch(r.stderr, /^roster: Nothing to unregister: Cannot tell which session this is/);
+  });
+  await t.step("a missing value for a flag with choices lists them", async () => {
+    const r = await roster(["list", "--state"]);
+    assertEquals(r.code, 2);
+    assertMatch(r.stderr, /Missing value for --state: expected one of alive, dead, unknown/);
+  });
+});
+
+function canUnshare(): boolean {
+  try {
+    const ok = new Deno.Command("unshare", { args: ["-p", "-f", "--mount-proc", "true"] })
+      .outputSync().success;
+    if (!ok) console.log("skipped: cannot make a pid namespace here (needs root)");
+    return ok;
+  } catch {
+    console.log("skipped: unshare is not installed");
+    return false;
+  }
+}

@@ -328,13 +328,25 @@ Deno.test("roster whoami", async (t) => {
   await using shell = Harness.start(standIn(dir.path, "shell"), env, dir.path);
   const whoami = () => shell.hook("roster whoami --json");
   await rosterJson(home, ["register", "--pid", String(Deno.pid), "--agent", "outer"]);
-  const inner = await rosterJson<Row>(home, [
-    "register",
-    "--pid",
-    String(shell.pid),
-    "--agent",
-    "inner",
-  ]);
+  await t.step("a record someone else wrote for an ancestor is passed over", async () => {
+    // Registered from outside the shell: pid_verified is false, so it is not the shell's own.
+    const other = await rosterJson<Row>(home, [
+      "register",
+      "--pid",
+      String(shell.pid),
+      "--agent",
+      "x",
+    ]);
+    assertEquals(other.pid_verified, false);
+    const r = await whoami();
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals((JSON.parse(r.stdout) as Row).agent, "outer");
+  });
+  // The shell registers itself, as a session-start hook would.
+  const reg = await shell.hook(`roster register --pid ${shell.pid} --agent inner --json`);
+  assertEquals(reg.code, 0, reg.stderr);
+  const inner = JSON.parse(reg.stdout) as Row;
+  assertEquals(inner.pid_verified, true);
 
   await t.step("the nearest ancestor that registered itself wins", async () => {
     const r = await whoami();

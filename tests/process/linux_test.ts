@@ -5,6 +5,7 @@ import {
   parseBtime,
   parseCmdline,
   parseStat,
+  parseStatus,
   procMayHide,
 } from "../../src/process/linux.ts";
 import { spawnSleeper, tempDir } from "../helpers.ts";
@@ -54,11 +55,21 @@ Deno.test("procMayHide reads hidepid from mountinfo", async (t) => {
       assertEquals(procMayHide(line(`rw,hidepid=${v},gid=5`)), true, v);
     }
   });
+  await t.step("the last mount on /proc is the one in effect", () => {
+    assertEquals(procMayHide(`${line("rw")}\n${line("rw,hidepid=2")}`), true);
+    assertEquals(procMayHide(`${line("rw,hidepid=2")}\n${line("rw")}`), false);
+  });
   await t.step("no proc mount found, or not procfs: assume it may hide", () => {
     assertEquals(procMayHide(other), true);
     assertEquals(procMayHide("22 27 0:21 / /proc rw - tmpfs tmpfs rw"), true);
     assertEquals(procMayHide(line("rw"), "/elsewhere"), true);
   });
+});
+
+Deno.test("parseStatus", () => {
+  const text = "Name:\tdeno\nState:\tS (sleeping)\nTgid:\t4242\nPid:\t4250\nThreads:\t7\n";
+  assertEquals(parseStatus(text), { tgid: 4242, threads: 7 });
+  assertEquals(parseStatus("Name: x\n"), { tgid: null, threads: null });
 });
 
 Deno.test("small /proc parsers", async (t) => {
@@ -137,4 +148,61 @@ Deno.test("linuxBackend with an injected /proc root", async (t) => {
     assertEquals(b.probe(4444).kind, "unsupported");
   });
   await t.step("boot id from the injected root", () => assertEquals(b.bootId(), "abc"));
+});
+
+Deno.test("threads are not processes, and a leader with live threads is not a zombie", async (t) => {
+  const b = linuxBackend();
+  await t.step("a thread id of this process reads as a thread", () => {
+    const tids = [...Deno.readDirSync(`/proc/${Deno.pid}/task`)].map((e) => Number(e.name));
+    const tid = tids.find((x) => x !== Deno.pid);
+    assert(tid !== undefined, "deno runs more than one thread");
+    const p = b.probe(tid);
+    assert(p.kind === "exists" && p.info.isThread === true);
+    const me = b.probe(Deno.pid);
+    assert(me.kind === "exists" && me.info.isThread === false);
+  });
+  const cc = ["cc", "gcc"].find((c) => {
+    try {
+      return new Deno.Command(c, { args: ["--version"], stdout: "null", stderr: "null" })
+        .outputSync().success;
+    } catch {
+      return false;
+    }
+  });
+  await t.step({
+    name: "main thread exited, another still running: alive, not a zombie",
+    ignore: cc === undefined,
+    fn: async () => {
+      await using dir = await tempDir();
+      Deno.writeTextFileSync(
+        `${dir.path}/lz.c`,
+        `#include <pthread.h>
+#include <unistd.h>
+static void *run(void *a) { (void)a; sleep(30); return 0; }
+int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); pthread_exit(0); }
+`,
+      );
+      const built = new Deno.Command(cc!, {
+        args: ["-pthread", "-o", `${dir.path}/lz`, `${dir.path}/lz.c`],
+        stderr: "piped",
+      }).outputSync();
+      assert(built.success, new TextDecoder().decode(built.stderr));
+      const child = new Deno.Command(`${dir.path}/lz`, { stdout: "null", stderr: "null" }).spawn();
+      try {
+        let state = "";
+        for (let i = 0; i < 100 && state !== "Z"; i++) {
+          await new Promise((r) => setTimeout(r, 20));
+          const st = parseStat(Deno.readTextFileSync(`/proc/${child.pid}/stat`));
+          state = st?.state ?? "";
+        }
+        assertEquals(state, "Z", "the leader shows Z while its thread runs");
+        const p = b.probe(child.pid);
+        assert(p.kind === "exists" && !p.info.zombie, "a process with a live thread is alive");
+      } finally {
+        child.kill("SIGKILL");
+        await child.status;
+      }
+    },
+  });
+  if (cc === undefined) console.log("skipped: no C compiler to build a thread-leader test");
 });

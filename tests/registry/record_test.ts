@@ -9,6 +9,8 @@ export const goodRecord = (pid = 42) => ({
   start_token: "123",
   process_started_at: "2026-11-29T10:00:00.000Z",
   boot_id: "b",
+  machine_id: null,
+  pid_ns: "pid:[4026531836]",
   host: "h",
   agent: "claude",
   runtime: null,

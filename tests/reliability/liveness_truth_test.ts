@@ -76,7 +76,12 @@ Deno.test("every running process: start time agrees with ps, verdict alive", asy
 Deno.test("200 exited pids are dead/exited", async () => {
   await using home = await tempDir();
   const backend = linuxBackend();
-  const judge = new Judge(backend, { host: Deno.hostname(), bootId: backend.bootId() });
+  const judge = new Judge(backend, {
+    host: Deno.hostname(),
+    bootId: backend.bootId(),
+    machineId: backend.machineId?.() ?? null,
+    pidNs: backend.pidNamespace?.() ?? null,
+  });
   const sleepers = Array.from({ length: 200 }, () => spawnSleeper());
   try {
     for (const s of sleepers) {
@@ -90,6 +95,8 @@ Deno.test("200 exited pids are dead/exited", async () => {
         start_token: p.info.startToken,
         process_started_at: null,
         boot_id: backend.bootId(),
+        machine_id: backend.machineId?.() ?? null,
+        pid_ns: backend.pidNamespace?.() ?? null,
         host: Deno.hostname(),
         agent: "truth",
         runtime: null,
