@@ -72,6 +72,26 @@ Deno.test("liveness matrix", async (t) => {
     assertEquals(v, { liveness: "unknown", reason: "other-host" });
     assertEquals(probed, false);
   });
+  await t.step("same name, another machine or pid namespace: other-host, never probed", () => {
+    const cases: [Record<string, string>, Partial<Here>][] = [
+      [{ machine_id: "m1" }, { machineId: "m2" }],
+      [{ pid_ns: "pid:[1]" }, { pidNs: "pid:[2]" }],
+    ];
+    for (const [r, h] of cases) {
+      const v = judge({ ...rec, ...r }, { ...here, ...h }, () => {
+        throw new Error("probed");
+      }, exactTokens);
+      assertEquals(v, { liveness: "unknown", reason: "other-host" });
+    }
+  });
+  await t.step("identities unknown on either side are not a difference", () => {
+    const v = run({ ...rec, machine_id: null, pid_ns: "pid:[1]" } as typeof rec, exists(), {
+      ...here,
+      machineId: "m",
+      pidNs: null,
+    });
+    assertEquals(v.reason, "running");
+  });
   await t.step(
     "unverifiable: exists but token unreadable",
     () =>
