@@ -2,9 +2,10 @@
  * `list --discover`: sessions that harnesses record themselves, read and never written.
  * Claude Code keeps `<config dir>/sessions/<pid>.json` (`$CLAUDE_CONFIG_DIR`, else
  * `~/.claude`) with `pid`, `sessionId`, `cwd` and `startedAt` (epoch milliseconds). Such a
- * file carries no start token, so a row is judged by its pid and by whether the process
- * started within a small tolerance of `startedAt`. A missing, unreadable or odd file is
- * skipped silently: these files are someone else's, and their shape is not a contract.
+ * file carries no start token, so a row is judged by its pid, by whether the process started
+ * within a margin of `startedAt`, and by whether `startedAt` predates this boot. A missing,
+ * unreadable or odd file is skipped silently: these files are someone else's, and their
+ * shape is not a contract.
  */
 import type { Probe } from "../process/types.ts";
 import type { Judge, Verdict } from "./liveness.ts";
@@ -23,12 +24,19 @@ export interface ClaudeSession {
 }
 
 /**
- * How far a process's start may sit from `startedAt`. Claude Code writes `startedAt` once it
- * is up, so its process starts a little before; a process that started well after it is a
- * later process that reused the pid. Start times derived from the wall clock are coarse
- * (Linux's boot time has whole seconds), hence the slack after.
+ * How far a process's start may sit from `startedAt` and still be the session's. On Linux a
+ * process's start time is the boot time plus a tick count, and the boot time (btime) is the
+ * wall clock minus the time since boot: it moves whenever the clock is stepped (NTP at boot,
+ * a VM resumed, a person setting the time), and with it every start time. So a start a
+ * little off either side is no evidence of another process: within the margin is running,
+ * and beyond it roster cannot tell (unknown), never dead on timing alone.
  */
-export const START_TOLERANCE = { beforeMs: 30_000, afterMs: 2_000 } as const;
+export const START_MARGIN_MS = 30_000;
+/**
+ * A `startedAt` this far before the current boot began is an earlier boot's file: its
+ * writer cannot still run. The slack covers a clock stepped between then and now.
+ */
+export const BOOT_MARGIN_MS = 60_000;
 
 /** Far-future limit of a JavaScript Date; anything beyond is not a time. */
 const MAX_DATE_MS = 8.64e15;
@@ -71,25 +79,22 @@ export function parseClaudeSession(value: unknown, filePid: number): ClaudeSessi
 }
 
 /**
- * Pure: the liveness of a session that has no start token, from what the pid holds now and
- * when that process started. Too early to be the writer is `unknown` (the file may have been
- * written long after start, or the clock was stepped), never `dead`.
+ * Pure: the liveness of a session that has no start token, from what the pid holds now, when
+ * that process started, and when this boot began (`bootMs`, null when unknown). Timing alone
+ * never says dead (see START_MARGIN_MS); only a file older than this boot does.
  */
-export function judgeByStart(
-  startedAtMs: number,
-  probe: Probe,
-  tolerance = START_TOLERANCE,
-): Verdict {
+export function judgeByStart(startedAtMs: number, probe: Probe, bootMs: number | null): Verdict {
   if (probe.kind === "gone") return { liveness: "dead", reason: "exited" };
   if (probe.kind === "unsupported") return { liveness: "unknown", reason: "unsupported" };
   if (probe.info.zombie) return { liveness: "dead", reason: "zombie" };
   const started = probe.info.startedAtMs;
-  if (started === null) return { liveness: "unknown", reason: "unverifiable" };
-  if (started > startedAtMs + tolerance.afterMs) return { liveness: "dead", reason: "pid-reused" };
-  if (started < startedAtMs - tolerance.beforeMs) {
-    return { liveness: "unknown", reason: "unverifiable" };
+  if (started !== null && Math.abs(started - startedAtMs) <= START_MARGIN_MS) {
+    return { liveness: "alive", reason: "running" };
   }
-  return { liveness: "alive", reason: "running" };
+  if (bootMs !== null && startedAtMs < bootMs - BOOT_MARGIN_MS) {
+    return { liveness: "dead", reason: "rebooted" };
+  }
+  return { liveness: "unknown", reason: "unverifiable" };
 }
 
 /** Pure: the row for one session file, shaped like a record's row with `source: "claude"`. */
@@ -98,8 +103,9 @@ export function claudeRow(
   path: string,
   probe: Probe,
   here: { host: string; bootId: string | null },
+  bootMs: number | null,
 ): SourcedRow {
-  const verdict = judgeByStart(session.startedAtMs, probe);
+  const verdict = judgeByStart(session.startedAtMs, probe, bootMs);
   const info = probe.kind === "exists" ? probe.info : null;
   const running = verdict.reason === "running";
   return {
@@ -143,6 +149,20 @@ export function readClaudeSession(dir: string, name: string): ClaudeSession | nu
   }
 }
 
+/**
+ * When this boot began, in epoch milliseconds, or null when the OS or the permissions do not
+ * say (then no row is judged by the boot). Derived like Linux's btime (now minus the time
+ * since boot), so it moves with a stepped clock just as the process start times do.
+ */
+export function bootTimeMs(): number | null {
+  try {
+    const up = Deno.osUptime();
+    return Number.isFinite(up) && up >= 0 ? Date.now() - up * 1000 : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Every Claude Code session on this machine, judged now. Never writes; never fails. */
 export function discoverClaude(dir: string, judge: Judge): SourcedRow[] {
   const rows: SourcedRow[] = [];
@@ -156,10 +176,11 @@ export function discoverClaude(dir: string, judge: Judge): SourcedRow[] {
   } catch {
     return rows;
   }
+  const bootMs = bootTimeMs();
   for (const name of names.sort()) {
     const session = readClaudeSession(dir, name);
     if (session === null) continue;
-    rows.push(claudeRow(session, join(dir, name), judge.probe(session.pid), judge.here));
+    rows.push(claudeRow(session, join(dir, name), judge.probe(session.pid), judge.here, bootMs));
   }
   return rows;
 }

@@ -76,30 +76,55 @@ Deno.test("parseClaudeSession", async (t) => {
 });
 
 Deno.test("judgeByStart", async (t) => {
-  await t.step("started a little before startedAt: alive/running", () => {
-    assertEquals(judgeByStart(T, exists(T - 800)), { liveness: "alive", reason: "running" });
-    assertEquals(judgeByStart(T, exists(T + 1_500)), { liveness: "alive", reason: "running" });
+  /** This boot began a day before the session file's `startedAt`. */
+  const BOOT = T - 86_400_000;
+  await t.step("started within 30 s of startedAt, either side: alive/running", () => {
+    for (const d of [-30_000, -800, 0, 1_500, 20_000, 30_000]) {
+      assertEquals(judgeByStart(T, exists(T + d), BOOT), { liveness: "alive", reason: "running" });
+    }
   });
-  await t.step("started after the file was written: another process, dead/pid-reused", () => {
-    assertEquals(judgeByStart(T, exists(T + 60_000)), { liveness: "dead", reason: "pid-reused" });
-  });
-  await t.step("started long before: cannot tell, never dead", () => {
-    assertEquals(judgeByStart(T, exists(T - 3_600_000)), {
+  await t.step("further off, in this boot: cannot tell, never dead on timing alone", () => {
+    // A stepped wall clock moves Linux's btime, and with it every process start time.
+    for (const d of [-3_600_000, -30_001, 30_001, 60_000, 3_600_000]) {
+      assertEquals(judgeByStart(T, exists(T + d), BOOT), {
+        liveness: "unknown",
+        reason: "unverifiable",
+      });
+    }
+    assertEquals(judgeByStart(T, exists(null), BOOT), {
       liveness: "unknown",
       reason: "unverifiable",
     });
-    assertEquals(judgeByStart(T, exists(null)), { liveness: "unknown", reason: "unverifiable" });
   });
-  await t.step("gone, zombie, unsupported", () => {
-    assertEquals(judgeByStart(T, { kind: "gone" }), { liveness: "dead", reason: "exited" });
-    assertEquals(judgeByStart(T, exists(T, { zombie: true })), {
-      liveness: "dead",
-      reason: "zombie",
+  await t.step("startedAt more than 60 s before this boot: an earlier boot's file, dead", () => {
+    const rebooted = { liveness: "dead", reason: "rebooted" };
+    assertEquals(judgeByStart(T, exists(T + 86_400_000), T + 60_001), rebooted);
+    assertEquals(judgeByStart(T, exists(T + 600_000), T + 600_000), rebooted);
+    // Even when the start time cannot be read: the writer cannot have outlived its boot.
+    assertEquals(judgeByStart(T, exists(null), T + 600_000), rebooted);
+  });
+  await t.step("within 60 s of the boot, or with no boot time: not judged by the boot", () => {
+    const unsure = { liveness: "unknown", reason: "unverifiable" };
+    assertEquals(judgeByStart(T, exists(T + 600_000), T + 60_000), unsure);
+    assertEquals(judgeByStart(T, exists(T + 600_000), null), unsure);
+    // Within 30 s of startedAt stays running, whatever a stepped boot time says.
+    assertEquals(judgeByStart(T, exists(T + 5_000), T + 600_000), {
+      liveness: "alive",
+      reason: "running",
     });
-    assertEquals(judgeByStart(T, { kind: "unsupported" }), {
-      liveness: "unknown",
-      reason: "unsupported",
-    });
+  });
+  await t.step("gone, zombie, unsupported: as before, whatever the times", () => {
+    for (const boot of [BOOT, T + 600_000, null]) {
+      assertEquals(judgeByStart(T, { kind: "gone" }, boot), { liveness: "dead", reason: "exited" });
+      assertEquals(judgeByStart(T, exists(T, { zombie: true }), boot), {
+        liveness: "dead",
+        reason: "zombie",
+      });
+      assertEquals(judgeByStart(T, { kind: "unsupported" }, boot), {
+        liveness: "unknown",
+        reason: "unsupported",
+      });
+    }
   });
 });
 
@@ -122,6 +147,13 @@ Deno.test("mergeDiscovered drops a discovered pid a live registered row already 
   ]);
 });
 
+/** When this boot began, read independently of roster: /proc/stat's btime (Linux). */
+function bootTime(): number {
+  const m = /(?:^|\n)btime (\d+)/.exec(Deno.readTextFileSync("/proc/stat"));
+  if (!m) throw new Error("No btime in /proc/stat");
+  return Number(m[1]) * 1000;
+}
+
 /** A start time as the process backend reports it, for files that name a real process. */
 async function startOf(pid: number): Promise<number> {
   const p = (await processBackend()).probe(pid);
@@ -135,6 +167,8 @@ Deno.test("roster list --discover", async (t) => {
   const dir = `${config.path}/sessions`;
   Deno.mkdirSync(dir);
   await using live = spawnSleeper();
+  await using stepped = spawnSleeper();
+  await using unsure = spawnSleeper();
   await using reused = spawnSleeper();
   const gone = spawnSleeper();
   await gone.kill();
@@ -144,29 +178,51 @@ Deno.test("roster list --discover", async (t) => {
   };
   const liveStart = await startOf(live.pid);
   file(live.pid, { pid: live.pid, sessionId: "s-live", cwd: "/w", startedAt: liveStart + 700 });
-  // The file's session began long before the process now holding the pid.
-  file(reused.pid, {
-    pid: reused.pid,
-    sessionId: "s-old",
-    startedAt: (await startOf(reused.pid)) - 600_000,
+  // The process started 20 s after the file says: what a small step of the clock looks like.
+  file(stepped.pid, {
+    pid: stepped.pid,
+    sessionId: "s-stepped",
+    startedAt: (await startOf(stepped.pid)) - 20_000,
   });
+  // Two minutes off, in this boot: another process, or a bigger step; roster cannot tell.
+  file(unsure.pid, {
+    pid: unsure.pid,
+    sessionId: "s-unsure",
+    startedAt: (await startOf(unsure.pid)) - 120_000,
+  });
+  // The file's session began a day before this boot: the pid is someone else's now.
+  file(reused.pid, { pid: reused.pid, sessionId: "s-old", startedAt: bootTime() - 86_400_000 });
   file(gone.pid, { pid: gone.pid, sessionId: "s-gone", cwd: "/w", startedAt: liveStart });
   const env = { CLAUDE_CONFIG_DIR: config.path };
   const list = (...more: string[]) => rosterJson<Row[]>(home.path, ["list", ...more], { env });
   type Sourced = Row & { source?: string };
+  const judged = (rows: Sourced[]) =>
+    rows.map((r) => [r.session_pid, r.source, r.session_id, r.liveness, r.reason]).sort();
 
-  await t.step("live sessions appear with their source; dead ones only with --all", async () => {
-    const rows = await list("--discover") as Sourced[];
-    assertEquals(
-      rows.map((r) => [r.session_pid, r.source, r.agent, r.session_id, r.liveness, r.reason]),
-      [[live.pid, "claude", "claude", "s-live", "alive", "running"]],
-    );
-    const all = await list("--discover", "--all") as Sourced[];
-    const by = (pid: number) => all.find((r) => r.session_pid === pid);
-    assertEquals([by(reused.pid)?.liveness, by(reused.pid)?.reason], ["dead", "pid-reused"]);
-    assertEquals([by(gone.pid)?.liveness, by(gone.pid)?.reason], ["dead", "exited"]);
-    assertEquals(all.length, 3);
-  });
+  await t.step(
+    "live and unknown sessions appear with their source; dead ones with --all",
+    async () => {
+      const rows = await list("--discover") as Sourced[];
+      assert(rows.every((r) => r.agent === "claude"));
+      assertEquals(
+        judged(rows),
+        [
+          [live.pid, "claude", "s-live", "alive", "running"],
+          [stepped.pid, "claude", "s-stepped", "alive", "running"],
+          [unsure.pid, "claude", "s-unsure", "unknown", "unverifiable"],
+        ].sort(),
+      );
+      const all = await list("--discover", "--all") as Sourced[];
+      assertEquals(
+        judged(all),
+        [
+          ...judged(rows),
+          [reused.pid, "claude", "s-old", "dead", "rebooted"],
+          [gone.pid, "claude", "s-gone", "dead", "exited"],
+        ].sort(),
+      );
+    },
+  );
   await t.step("the row carries the process's token, good for token --verify", async () => {
     const [row] = await list("--discover");
     const r = await roster(["token", "--verify", String(live.pid), row.start_token!]);
@@ -185,14 +241,23 @@ Deno.test("roster list --discover", async (t) => {
       const rows = await list("--discover", "--all") as Sourced[];
       assertEquals(
         rows.map((r) => [r.session_pid, r.source]).sort(),
-        [[gone.pid, "claude"], [live.pid, "roster"], [reused.pid, "roster"]].sort(),
+        [
+          [gone.pid, "claude"],
+          [live.pid, "roster"],
+          [reused.pid, "roster"],
+          [stepped.pid, "claude"],
+          [unsure.pid, "claude"],
+        ].sort(),
       );
     },
   );
   await t.step("filters apply to discovered rows", async () => {
-    assertEquals((await list("--discover", "--agent", "claude")).length, 0);
+    const shown = await list("--discover", "--agent", "claude");
+    assertEquals(shown.map((r) => r.session_pid).sort(), [stepped.pid, unsure.pid].sort());
     const dead = await list("--discover", "--state", "dead", "--agent", "claude");
     assertEquals(dead.map((r) => r.session_pid), [gone.pid]);
+    const unknown = await list("--discover", "--state", "unknown");
+    assertEquals(unknown.map((r) => r.session_pid), [unsure.pid]);
   });
   await t.step("odd files are skipped silently", async () => {
     // Each would list as its own row if read: its pid matches its name.
@@ -218,7 +283,7 @@ Deno.test("roster list --discover", async (t) => {
     });
     assertEquals([r.code, r.stderr], [0, ""]);
     const pids = (JSON.parse(r.stdout) as Row[]).map((x) => x.session_pid).sort();
-    assertEquals(pids, [live.pid, reused.pid, gone.pid].sort());
+    assertEquals(pids, [live.pid, stepped.pid, unsure.pid, reused.pid, gone.pid].sort());
   });
   await t.step("a missing sessions directory is no error", async () => {
     const r = await roster(["list", "--discover", "--json", "--home", home.path], {
