@@ -11,7 +11,9 @@ import { RosterError, UsageError } from "../errors.ts";
 import {
   acquireDispatchLock,
   appendAudit,
+  auditHasClaim,
   claimPath,
+  claimUnfinished,
   createClaim,
   createSkip,
   defaultLedger,
@@ -21,6 +23,9 @@ import {
   isValidKey,
   KEY_RULE,
   type Plan,
+  readAuditText,
+  readClaim,
+  readOutcomeId,
   readPlan,
   readSkip,
   readState,
@@ -33,6 +38,7 @@ import {
   decide,
   EXIT_CODES,
   type Facts,
+  mayWriteSkip,
   parseFacts,
   type Situation,
   type Verdict,
@@ -88,13 +94,51 @@ function readCapped(read: (buf: Uint8Array) => number | null, what: string): str
     if (n === null || n === 0) break;
     off += n;
   }
-  if (off > MAX_FACTS_BYTES) {
-    throw new UsageError(`Invalid --facts: ${what} is larger than 64 KiB`);
-  }
+  if (off > MAX_FACTS_BYTES) throw new UsageError(`Invalid --facts: larger than 64 KiB: ${what}`);
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(buf.subarray(0, off));
   } catch {
     throw new UsageError(`Invalid --facts: ${what} is not valid UTF-8`);
+  }
+}
+
+/**
+ * Reads a facts file. Its type is judged before it is opened (a link by what it points at):
+ * opening a FIFO with no writer blocks for ever, and a hook that hangs holds up its harness.
+ * The file opened must be the file judged, and at most 64 KiB of it is read.
+ */
+function readFactsFile(path: string): string {
+  const unreadable = (err: unknown) =>
+    new UsageError(
+      `Invalid --facts: ${
+        err instanceof Deno.errors.NotFound ? "no such file" : "cannot be read"
+      }: ${path}`,
+    );
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+    if (info.isSymlink) info = Deno.statSync(path);
+  } catch (err) {
+    throw unreadable(err);
+  }
+  if (!info.isFile) {
+    throw new UsageError(
+      `Invalid --facts: not a regular file: ${path} (expected a regular file, or - for stdin)`,
+    );
+  }
+  if (info.size > MAX_FACTS_BYTES) {
+    throw new UsageError(`Invalid --facts: larger than 64 KiB: ${path}`);
+  }
+  try {
+    using file = Deno.openSync(path, { read: true });
+    const opened = file.statSync();
+    if (!opened.isFile || opened.ino !== info.ino || opened.dev !== info.dev) {
+      throw new UsageError(`Invalid --facts: the file changed while being opened: ${path}`);
+    }
+    return readCapped((b) => file.readSync(b), path);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw unreadable(err);
   }
 }
 
@@ -103,24 +147,9 @@ export function readFacts(args: Parsed): Facts {
   const source = args.get("facts");
   if (source === undefined) return {};
   if (source === "") throw new UsageError('Invalid --facts: expected FILE or -, got ""');
-  let text: string;
-  if (source === "-") {
-    text = readCapped((b) => Deno.stdin.readSync(b), "stdin");
-  } else {
-    try {
-      using file = Deno.openSync(source, { read: true });
-      if (file.statSync().isDirectory) throw new Deno.errors.IsADirectory();
-      text = readCapped((b) => file.readSync(b), source);
-    } catch (err) {
-      if (err instanceof UsageError) throw err;
-      const why = err instanceof Deno.errors.NotFound
-        ? "no such file"
-        : err instanceof Deno.errors.IsADirectory
-        ? "is a directory"
-        : "cannot be read";
-      throw new UsageError(`Invalid --facts: ${why}: ${source}`);
-    }
-  }
+  const text = source === "-"
+    ? readCapped((b) => Deno.stdin.readSync(b), "stdin")
+    : readFactsFile(source);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -246,6 +275,7 @@ async function claimUnderLock(
   facts: Facts,
   judge: Judge,
   expectedToken: string | null,
+  note: (message: string) => void,
 ): Promise<{ verdict: Verdict; claimed?: { id: string; message: string } }> {
   const attempt = await acquireDispatchLock(dir, judge, CHECK_LOCK_PATIENCE_MS);
   if ("busy" in attempt) {
@@ -259,13 +289,21 @@ async function claimUnderLock(
     if (s.mode === "dry-run" || s.plan === null) return { verdict };
     const plan = s.plan;
     const at = new Date(s.now).toISOString();
+    if (verdict.kind === "stop" && verdict.reason === "claimed") {
+      // Claimed since the first look. Its dispatcher held this lock until done, so an
+      // outcome still missing now means that dispatcher died: finish what it left.
+      await bestEffort(() => recoverClaimUnderLock(dir, key), key, note);
+      return { verdict };
+    }
     if (verdict.kind === "dispatch") {
       const id = randomHex(12);
       if (!createClaim(dir, { key, token: plan.token, continuation_id: id, pid: Deno.pid, at })) {
         return { verdict: { kind: "stop", reason: "claimed" } };
       }
-      appendAudit(dir, { event: "claim", key, token: plan.token, continuation_id: id });
+      // The dispatch is durable from here. A crash before the audit line below leaves a claim
+      // without one: the next claiming check of this key appends it (recoverClaimUnderLock).
       pause("after-claim", dir);
+      appendAudit(dir, { event: "claim", key, token: plan.token, continuation_id: id });
       writeLastDispatch(dir, s.now);
       pause("before-outcome", dir);
       writeOutcome(dir, key, {
@@ -278,7 +316,11 @@ async function claimUnderLock(
       });
       return { verdict, claimed: { id, message: dispatchMessage(plan, id) } };
     }
-    if (verdict.kind === "skip" && !s.claimed && !exists(claimPath(dir, key))) {
+    // A skip is final, so only for the released plan the first decision saw (mayWriteSkip).
+    if (
+      verdict.kind === "skip" && mayWriteSkip(plan, expectedToken) && !s.claimed &&
+      !exists(claimPath(dir, key))
+    ) {
       const record = {
         class: verdict.class,
         reason: verdict.reason,
@@ -311,6 +353,72 @@ async function claimUnderLock(
   }
 }
 
+/**
+ * Completes a claim whose dispatcher died before writing the outcome; the caller holds
+ * dispatch.lock. A dispatcher holds that lock from before the claim until after the outcome,
+ * so under it a claim without a matching outcome is a dead dispatcher's. Appends the claim's
+ * audit line, marked `recovered`, when the dispatcher died before appending it, then writes
+ * the outcome `lost`: a dispatch is printed only after its outcome is written, so this one
+ * never was, and it never will be (at most once). Idempotent: the outcome ends it.
+ */
+function recoverClaimUnderLock(dir: string, key: string) {
+  const claim = readClaim(dir, key);
+  // A claim roster cannot read names no continuation: it still counts, but there is
+  // nothing to audit it by.
+  if (claim === null || !claimUnfinished(claim, readOutcomeId(dir, key))) return;
+  if (!auditHasClaim(readAuditText(dir), claim.continuation_id)) {
+    appendAudit(dir, {
+      event: "claim",
+      key,
+      token: claim.token,
+      continuation_id: claim.continuation_id,
+      recovered: true,
+    });
+  }
+  writeOutcome(dir, key, {
+    outcome: "lost",
+    continuation_id: claim.continuation_id,
+    at: new Date().toISOString(),
+    key,
+    token: claim.token,
+    pid: Deno.pid,
+    claim_pid: claim.pid,
+    recovered: true,
+  });
+}
+
+/** Recovery only completes a record: whatever it meets, the verdict stands, with a note. */
+async function bestEffort(
+  fn: () => void | Promise<void>,
+  key: string,
+  note: (message: string) => void,
+) {
+  try {
+    await fn();
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    note(`roster: note: could not complete the record of ${key}'s claim (${why})`);
+  }
+}
+
+/**
+ * For a claiming check that found the key claimed: when the claim has no outcome yet, take
+ * the lock (reclaiming it from a dead dispatcher) and recover. Cheap when all is well: two
+ * small reads and no lock. A lock held by a live owner (perhaps the dispatcher, still at
+ * work) is left to it: the next check tries again.
+ */
+async function recoverClaim(dir: string, key: string, judge: Judge) {
+  const claim = readClaim(dir, key);
+  if (claim === null || !claimUnfinished(claim, readOutcomeId(dir, key))) return;
+  const attempt = await acquireDispatchLock(dir, judge, CHECK_LOCK_PATIENCE_MS);
+  if ("busy" in attempt) return;
+  try {
+    recoverClaimUnderLock(dir, key);
+  } finally {
+    attempt.held.release();
+  }
+}
+
 export async function check(ctx: Context, args: Parsed): Promise<number> {
   const key = requireKey(args);
   const facts = readFacts(args);
@@ -321,13 +429,20 @@ export async function check(ctx: Context, args: Parsed): Promise<number> {
   if (first.planProblem !== null) {
     ctx.err(`roster: note: the plan of ${key} is damaged (${first.planProblem})`);
   }
+  const note = (message: string) => ctx.err(message);
   let verdict = decide(first.situation);
   let claimed: { id: string; message: string } | undefined;
-  // Only a planned key can be claimed or skipped: without a plan there is nothing to write
-  // (and perhaps no ledger), so the first answer stands.
-  const writes = (verdict.kind === "dispatch" || verdict.kind === "skip") &&
-    first.situation.plan !== null;
-  if (args.has("claim") && writes && first.situation.mode !== "dry-run") {
+  // Only a released plan can be claimed or skipped. Without one there is nothing to write
+  // (and perhaps no ledger), and a skip decided before the release (rule 1 comes first) must
+  // not decide the key for good: the first answer stands, and no lock is taken for it.
+  const plan = first.situation.plan;
+  const writes = verdict.kind === "dispatch"
+    ? plan !== null
+    : verdict.kind === "skip"
+    ? mayWriteSkip(plan, null)
+    : false;
+  const claiming = args.has("claim") && first.situation.mode !== "dry-run";
+  if (claiming && writes) {
     // Dispatch and skip are made durable only from a decision taken again under the lock.
     ({ verdict, claimed } = await claimUnderLock(
       dir,
@@ -335,7 +450,10 @@ export async function check(ctx: Context, args: Parsed): Promise<number> {
       facts,
       judge,
       first.situation.plan?.token ?? null,
+      note,
     ));
+  } else if (claiming && verdict.kind === "stop" && verdict.reason === "claimed") {
+    await bestEffort(() => recoverClaim(dir, key, judge), key, note);
   }
   const printed = toPrinted(verdict, claimed);
   if (ctx.json) ctx.printJson(printed);

@@ -327,6 +327,107 @@ export interface ClaimRecord {
   at: string;
 }
 
+function validateClaim(value: unknown, key: string): ClaimRecord | null {
+  if (!isObject(value) || value.key !== key) return null;
+  const problem = checkFields(value, [
+    ["token", (v) => typeof v === "string" && v.length > 0 && v.length <= 256],
+    ["continuation_id", (v) => typeof v === "string" && v.length > 0 && v.length <= 64],
+    ["pid", isValidPid],
+    ["at", time],
+  ]);
+  if (problem) return null;
+  return {
+    key,
+    token: value.token as string,
+    continuation_id: value.continuation_id as string,
+    pid: value.pid as number,
+    at: value.at as string,
+  };
+}
+
+/** The claim of `key`; null when there is none or it cannot be read as one. */
+export function readClaim(dir: string, key: string): ClaimRecord | null {
+  const file = readSmallFile(claimPath(dir, key));
+  if (file === null || !file.ok) return null;
+  const parsed = parseJson(file.text);
+  return "value" in parsed ? validateClaim(parsed.value, key) : null;
+}
+
+/** The continuation id `K.outcome` names; undefined when there is no readable outcome. */
+export function readOutcomeId(dir: string, key: string): string | null | undefined {
+  const file = readSmallFile(outcomePath(dir, key));
+  if (file === null || !file.ok) return undefined;
+  const parsed = parseJson(file.text);
+  if (!("value" in parsed) || !isObject(parsed.value)) return undefined;
+  const id = parsed.value.continuation_id;
+  return typeof id === "string" || id === null ? id : undefined;
+}
+
+/**
+ * Pure: whether a claim was left unfinished. A dispatcher writes the outcome last, and holds
+ * the lock from before the claim until after it; so a claim whose outcome does not name it
+ * is one whose dispatcher died (or, without the lock, may still be at work).
+ */
+export function claimUnfinished(claim: ClaimRecord, outcomeId: string | null | undefined) {
+  return outcomeId !== claim.continuation_id;
+}
+
+/** Pure: whether audit text holds a `claim` line for `continuationId` (torn lines skipped). */
+export function auditHasClaim(text: string, continuationId: string): boolean {
+  for (const line of text.split("\n")) {
+    if (!line.includes(continuationId)) continue;
+    try {
+      const v = JSON.parse(line);
+      if (isObject(v) && v.event === "claim" && v.continuation_id === continuationId) return true;
+    } catch { /* a torn line vouches for nothing */ }
+  }
+  return false;
+}
+
+/**
+ * The whole audit log as text ("" when there is none). Only ever a regular file (a FIFO
+ * would block), and only the file that was checked: this runs on the rare recovery path,
+ * where a log of any length must be read.
+ */
+export function readAuditText(dir: string): string {
+  const path = join(dir, AUDIT_FILE);
+  let before: Deno.FileInfo;
+  try {
+    before = Deno.lstatSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return "";
+    throw ioError("Could not read the audit", path, err);
+  }
+  if (!before.isFile) {
+    throw new RosterError(`Could not read the audit: not a regular file: ${path}`);
+  }
+  try {
+    using file = Deno.openSync(path, { read: true });
+    const opened = file.statSync();
+    if (opened.ino !== before.ino || opened.dev !== before.dev) {
+      throw new RosterError(
+        `Could not read the audit: the file changed while being opened: ${path}`,
+      );
+    }
+    const chunks: Uint8Array[] = [];
+    for (;;) {
+      const buf = new Uint8Array(1 << 16);
+      const n = file.readSync(buf);
+      if (n === null || n === 0) break;
+      chunks.push(buf.subarray(0, n));
+    }
+    const all = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
+    let off = 0;
+    for (const c of chunks) {
+      all.set(c, off);
+      off += c.length;
+    }
+    return new TextDecoder().decode(all);
+  } catch (err) {
+    throw ioError("Could not read the audit", path, err);
+  }
+}
+
 /** Creates `K.claim`; false when it already exists (someone else claimed first). */
 export function createClaim(dir: string, claim: ClaimRecord): boolean {
   return createExclusive(claimPath(dir, claim.key), json(claim)) !== null;

@@ -167,6 +167,19 @@ export function decide(s: Situation): Verdict {
   return fromHold(s, plan);
 }
 
+/**
+ * Whether a skip decided for `plan` may be made durable as `K.skip`. Rule 1 answers before
+ * the plan is looked at, so a skip can be decided for a plan that is still `planned`, or
+ * that was replaced since the caller first judged it (`expectedToken`, null: any). Writing
+ * it would decide for good a continuation that was never offered: a hook that fires before
+ * the release, without its ack, must not cost the session its continue. The verdict stands
+ * either way; only the write depends on this.
+ */
+export function mayWriteSkip(plan: Plan | null, expectedToken: string | null): boolean {
+  return plan !== null && plan.state === "released" &&
+    (expectedToken === null || plan.token === expectedToken);
+}
+
 /** Rules 4 (hold) to 9, as mode on would run them. */
 function fromHold(s: Situation, plan: Plan): Verdict {
   const f = s.facts;

@@ -283,6 +283,20 @@ Deno.test("continuation-check: verdicts and exit codes through the CLI", async (
     }
     assertEquals([...Deno.readDirSync(fresh.path)], []);
   });
+  await t.step(
+    "--claim on a plan not yet released: rule 1 answers, nothing is written",
+    async () => {
+      // A hook that fires before the restore engine released the plan, without (or with a
+      // false) ack: the answer keeps the spec's order, but that skip must not decide for good.
+      const before = snapshot(ledger);
+      for (const facts of [null, { ...FACTS, ack_resumed: false }]) {
+        const r = await check(home.path, "k", facts, ["--claim"]);
+        assertEquals(r.code, 11, r.stderr);
+        assertEquals(r.v.reason, facts === null ? "fact-missing:ack_resumed" : "ack");
+      }
+      assertEquals(snapshot(ledger), before, "no k.skip, no outcome, no audit line");
+    },
+  );
   await rosterJson(home.path, ["continuation-release", "--key", "k"]);
 
   await t.step("no facts: 11 skip veto fact-missing:ack_resumed", async () => {
@@ -543,6 +557,78 @@ Deno.test("continuation-check: facts are validated as input", async (t) => {
     assertEquals(r.code, 2);
     assertMatch(r.stderr, /Invalid --facts: no such file/);
   });
+  /** Runs a check with --facts PATH, killed after 10 s so that a hang fails, not blocks. */
+  const checkFacts = async (path: string) => {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: cliArgs(["continuation-check", "--key", "k", "--facts", path, "--home", home.path]),
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    try {
+      return await finish(child);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  await t.step(
+    "exit 2, at once: a FIFO with no writer, a socket, a device, a directory",
+    async () => {
+      const fifo = `${home.path}/facts.fifo`;
+      const made = new Deno.Command("mkfifo", { args: [fifo] }).outputSync();
+      assert(made.success, "mkfifo");
+      Deno.mkdirSync(`${home.path}/facts.d`);
+      using _socket = Deno.listen({ transport: "unix", path: `${home.path}/facts.sock` });
+      Deno.symlinkSync(fifo, `${home.path}/fifo-link`);
+      for (
+        const path of [
+          fifo,
+          `${home.path}/facts.sock`,
+          "/dev/null",
+          `${home.path}/facts.d`,
+          `${home.path}/fifo-link`,
+        ]
+      ) {
+        const r = await checkFacts(path);
+        assertEquals(r.code, 2, `${path}: ${r.code} ${r.stderr}`);
+        assertEquals(
+          r.stderr.split("\n")[0],
+          `roster: Invalid --facts: not a regular file: ${path} (expected a regular file, or - for stdin)`,
+        );
+      }
+    },
+  );
+  await t.step("a link to a regular file is read", async () => {
+    const path = `${home.path}/real.json`;
+    Deno.writeTextFileSync(path, JSON.stringify(FACTS));
+    Deno.symlinkSync(path, `${home.path}/link.json`);
+    const r = await checkFacts(`${home.path}/link.json`);
+    assertEquals(r.code, 12, r.stderr); // no plan: the facts were read and valid
+  });
+  await t.step("exit 2: facts larger than 64 KiB, in a file or on stdin", async () => {
+    const big = JSON.stringify({ ...FACTS, pad: "x".repeat(64 * 1024) });
+    const path = `${home.path}/big.json`;
+    Deno.writeTextFileSync(path, big);
+    const viaFile = await checkFacts(path);
+    assertEquals([viaFile.code, viaFile.stderr.split("\n")[0]], [
+      2,
+      `roster: Invalid --facts: larger than 64 KiB: ${path}`,
+    ]);
+    const viaStdin = await roster(
+      ["continuation-check", "--key", "k", "--facts", "-", "--home", home.path],
+      { stdin: big },
+    );
+    assertEquals([viaStdin.code, viaStdin.stderr.split("\n")[0]], [
+      2,
+      "roster: Invalid --facts: larger than 64 KiB: stdin",
+    ]);
+    // Exactly 64 KiB is still read (the cap is on size, not on what fits a guess).
+    const fits = JSON.stringify({ ...FACTS, pad: "" });
+    Deno.writeTextFileSync(path, fits + " ".repeat(64 * 1024 - fits.length));
+    assertEquals((await checkFacts(path)).code, 12);
+  });
   await t.step("exit 2: an unknown pause point", async () => {
     const r = await roster(["continuation-check", "--key", "k", "--home", home.path], {
       env: { ROSTER_TEST_PAUSE_AT: "somewhere" },
@@ -596,6 +682,43 @@ Deno.test("dry-run reports the verdict it would give and writes nothing", async 
     setMode(home.path, "on");
     assertEquals((await check(home.path, "k", FACTS, ["--claim"])).code, 0);
     assertEquals((await check(home.path, "k", FACTS, ["--claim"])).code, 12);
+  });
+});
+
+Deno.test("a skip is written only for the released plan the first decision saw", async (t) => {
+  await using home = await tempDir();
+  const ledger = ledgerOf(home.path);
+  const pid = await deadSession(home.path);
+  const plan = await planKey(home.path, "k", pid, ["--release"]);
+  setMode(home.path, "on");
+  const noAck = factsFile(home.path, { ...FACTS, ack_resumed: false });
+
+  for (
+    const [name, replaced] of [
+      ["re-planned under a new token", { ...plan, token: "0".repeat(32) }],
+      ["put back to planned", { ...plan, state: "planned" }],
+    ] as [string, Plan][]
+  ) {
+    await t.step(`${name} while the skip waited for the lock: reported, not written`, async () => {
+      // A restore engine may write plans itself, without the lock: it does so while the
+      // claiming check holds the lock, between its first decision and the write.
+      const victim = spawnCheck(home.path, "k", noAck, { ROSTER_TEST_PAUSE_AT: "after-lock" });
+      const marker = `${ledger}/.pause-after-lock-${victim.pid}`;
+      await waitForFile(marker, victim);
+      writeJson(`${ledger}/k.plan.json`, replaced);
+      Deno.removeSync(marker);
+      const r = await finish(victim);
+      assertEquals([r.code, r.v.reason], [11, "ack"], r.stderr);
+      assertEquals(exists(`${ledger}/k.skip`), false);
+      assertEquals(events(ledger, "skip"), []);
+      writeJson(`${ledger}/k.plan.json`, plan);
+    });
+  }
+  await t.step("the released plan itself: the ack skip is final", async () => {
+    const r = await finish(spawnCheck(home.path, "k", noAck));
+    assertEquals([r.code, r.v.reason], [11, "ack"], r.stderr);
+    assertEquals(JSON.parse(Deno.readTextFileSync(`${ledger}/k.skip`)).token, plan.token);
+    assertEquals(events(ledger, "skip").map((e) => e.reason), ["ack"]);
   });
 });
 
@@ -728,7 +851,7 @@ Deno.test("crash drills: SIGKILL at each pause point never leads to a second dis
       assertEquals(owner.pid, victim.pid);
 
       // While the paused dispatcher lives, its lock is respected (wait, briefly), and once
-      // its claim exists everyone sees it.
+      // its claim exists everyone sees it; nobody completes a live dispatcher's audit.
       const meanwhile = await check(home.path, "k", FACTS, ["--claim"]);
       if (point === "after-lock") {
         assertEquals([meanwhile.code, meanwhile.v.reason], [10, "locked"], meanwhile.stderr);
@@ -737,6 +860,9 @@ Deno.test("crash drills: SIGKILL at each pause point never leads to a second dis
         assertEquals([meanwhile.code, meanwhile.v.reason], [12, "claimed"], meanwhile.stderr);
       }
       assertEquals(exists(`${ledger}/dispatch.lock`), true);
+      // "after-claim" is the moment K.claim exists and its audit line does not yet.
+      const auditedBefore = events(ledger, "claim").length;
+      assertEquals(auditedBefore, point === "before-outcome" ? 1 : 0);
 
       victim.kill("SIGKILL");
       const killed = await finish(victim);
@@ -746,16 +872,33 @@ Deno.test("crash drills: SIGKILL at each pause point never leads to a second dis
       assertEquals(exists(`${ledger}/.last-dispatch`), point === "before-outcome");
       assertEquals(exists(`${ledger}/k.outcome`), false);
 
+      // A read-only check never writes, not even to recover.
+      const peek = await check(home.path, "k", FACTS);
+      assertEquals(peek.code, point === "after-lock" ? 0 : 12, peek.stderr);
+      assertEquals(events(ledger, "claim").length, auditedBefore);
+
       // The next caller decides from the files; the first one that needs the lock reclaims
-      // it from the dead dispatcher (audited). A claimed key needs no lock, so a caller for
-      // another key (planned beside it) is the one that meets the stale lock there.
+      // it from the dead dispatcher (audited). For a claim without an outcome, that is the
+      // next claiming check of the same key: it completes the audit (a line marked
+      // `recovered` when the dispatcher died before writing one) and records the outcome.
       const next = await check(home.path, "k", FACTS, ["--claim"]);
       if (point === "after-lock") {
         // The victim never claimed: this is the first and only dispatch.
         assertEquals([next.code, next.v.kind], [0, "dispatch"], next.stderr);
       } else {
         assertEquals([next.code, next.v], [12, { kind: "stop", reason: "claimed" }]);
-        assertEquals(exists(`${ledger}/dispatch.lock`), true, "stale, not yet needed");
+        assertEquals(exists(`${ledger}/dispatch.lock`), false, "reclaimed to recover");
+        const claim = JSON.parse(Deno.readTextFileSync(`${ledger}/k.claim`));
+        const lines = events(ledger, "claim");
+        assertEquals(lines.length, 1, "exactly one claim line, recovered or not");
+        assertEquals(lines[0].continuation_id, claim.continuation_id);
+        assertEquals(lines[0].recovered, point === "after-claim" ? true : undefined);
+        const outcome = JSON.parse(Deno.readTextFileSync(`${ledger}/k.outcome`));
+        assertEquals([outcome.outcome, outcome.continuation_id, outcome.recovered], [
+          "lost",
+          claim.continuation_id,
+          true,
+        ]);
         const other = await check(home.path, "other", FACTS, ["--claim"]);
         assertEquals([other.code, other.v.kind], [0, "dispatch"], other.stderr);
       }

@@ -4,7 +4,9 @@ import { spawnSleeper, tempDir, writeJson } from "../helpers.ts";
 import {
   acquireDispatchLock,
   appendAudit,
+  auditHasClaim,
   claimPath,
+  claimUnfinished,
   createClaim,
   createSkip,
   ensureLedger,
@@ -14,9 +16,12 @@ import {
   type Plan,
   planPath,
   readAudit,
+  readAuditText,
+  readClaim,
   readLastDispatch,
   readLockOwner,
   readMode,
+  readOutcomeId,
   readPlan,
   readSkip,
   readState,
@@ -63,6 +68,8 @@ function mkfifo(path: string) {
   const r = new Deno.Command("mkfifo", { args: [path] }).outputSync();
   assert(r.success, "mkfifo");
 }
+
+const AT = "2026-03-01T12:00:00.000Z";
 
 const put = (path: string, text: string, mode = 0o600) => {
   Deno.writeTextFileSync(path, text);
@@ -262,6 +269,52 @@ Deno.test("the audit log", async (t) => {
     const third = ensureLedger(`${tmp.path}/n`);
     mkfifo(`${third}/audit.ndjson`);
     assertThrows(() => appendAudit(third, { event: "claim" }), RosterError);
+  });
+});
+
+Deno.test("a claim's record: claim, outcome, and its audit line", async (t) => {
+  await using tmp = await tempDir();
+  const dir = ensureLedger(`${tmp.path}/l`);
+  const claim = { key: "k", token: "t1", continuation_id: "c".repeat(24), pid: 7, at: AT };
+  await t.step("claimUnfinished: an outcome that does not name the claim", () => {
+    assertEquals(claimUnfinished(claim, undefined), true);
+    assertEquals(claimUnfinished(claim, null), true);
+    assertEquals(claimUnfinished(claim, "another"), true);
+    assertEquals(claimUnfinished(claim, claim.continuation_id), false);
+  });
+  await t.step("auditHasClaim: a claim line with that id, torn lines skipped", () => {
+    const line = (v: unknown) => JSON.stringify(v);
+    const id = claim.continuation_id;
+    assertEquals(auditHasClaim("", id), false);
+    assertEquals(auditHasClaim(line({ event: "claim", continuation_id: id }) + "\n", id), true);
+    assertEquals(auditHasClaim(line({ event: "skip", continuation_id: id }), id), false);
+    assertEquals(auditHasClaim(line({ event: "claim", continuation_id: "x" + id }), id), false);
+    const torn = `{"event":"claim","continuation_id":"${id}`;
+    assertEquals(auditHasClaim(torn + "\n" + line({ event: "skip" }), id), false);
+  });
+  await t.step("readClaim and readOutcomeId read what roster writes; damage is null", () => {
+    assertEquals([readClaim(dir, "k"), readOutcomeId(dir, "k")], [null, undefined]);
+    assert(createClaim(dir, claim));
+    assertEquals(readClaim(dir, "k"), claim);
+    writeOutcome(dir, "k", { outcome: "skipped", continuation_id: null, at: AT });
+    assertEquals(readOutcomeId(dir, "k"), null);
+    writeOutcome(dir, "k", { outcome: "dispatched", continuation_id: "c1", at: AT });
+    assertEquals(readOutcomeId(dir, "k"), "c1");
+    put(`${dir}/k.outcome`, "{torn");
+    assertEquals(readOutcomeId(dir, "k"), undefined);
+    put(claimPath(dir, "other"), JSON.stringify({ ...claim, key: "k" }));
+    assertEquals(readClaim(dir, "other"), null, "a claim for another key");
+  });
+  await t.step("readAuditText: all of it, however long; never a FIFO", () => {
+    const other = ensureLedger(`${tmp.path}/m`);
+    assertEquals(readAuditText(other), "");
+    for (let i = 0; i < 2000; i++) appendAudit(other, { event: "skip", key: `k${i}` });
+    const text = readAuditText(other);
+    assert(text.length > 64 * 1024, `${text.length} bytes`);
+    assertEquals(text.trimEnd().split("\n").length, 2000);
+    const third = ensureLedger(`${tmp.path}/n`);
+    mkfifo(`${third}/audit.ndjson`);
+    assertThrows(() => readAuditText(third), RosterError);
   });
 });
 

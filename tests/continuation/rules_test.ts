@@ -6,6 +6,7 @@ import {
   EXIT_CODES,
   FACT_NAMES,
   type Facts,
+  mayWriteSkip,
   parseFacts,
   type Situation,
   type Verdict,
@@ -304,6 +305,27 @@ Deno.test("decide: each fact missing in turn vetoes fact-missing:<name>", async 
   await t.step("every fact is needed by some rule", () => {
     assertEquals(FACT_NAMES.length, 10);
   });
+});
+
+Deno.test("mayWriteSkip: only a released plan, still the one judged, is skipped for good", async (t) => {
+  await t.step("a released plan: yes, with no token expected or the same token", () => {
+    assertEquals(mayWriteSkip(PLAN, null), true);
+    assertEquals(mayWriteSkip(PLAN, "t1"), true);
+  });
+  await t.step("no plan, a plan not released, or another plan's token: no", () => {
+    assertEquals(mayWriteSkip(null, null), false);
+    assertEquals(mayWriteSkip({ ...PLAN, state: "planned" }, null), false);
+    assertEquals(mayWriteSkip({ ...PLAN, state: "planned" }, "t1"), false);
+    assertEquals(mayWriteSkip(PLAN, "t0"), false);
+  });
+  await t.step(
+    "the rule-1 skip of a planned plan is still the answer: only the write differs",
+    () => {
+      const s = base({ plan: { ...PLAN, state: "planned" } }, { ack_resumed: false });
+      assertEquals(decide(s), skip("process-end", "ack"));
+      assertEquals(mayWriteSkip(s.plan, s.expectedToken), false);
+    },
+  );
 });
 
 Deno.test("parseFacts", async (t) => {
