@@ -64,9 +64,9 @@ export function permissionsFor(target: Target): string[] {
   const common = ["--allow-read", "--allow-write", "--allow-env", "--allow-ffi"];
   if (target.includes("windows")) {
     // No Deno.uid() and no ps fallback on Windows (src/registry/store.ts, src/process/mod.ts).
-    return [...common, "--allow-sys=hostname", "--no-prompt"];
+    return [...common, "--allow-sys=hostname,osUptime", "--no-prompt"];
   }
-  return [...common, "--allow-sys=hostname,uid", "--allow-run=ps", "--no-prompt"];
+  return [...common, "--allow-sys=hostname,osUptime,uid", "--allow-run=ps", "--no-prompt"];
 }
 
 /**

@@ -27,6 +27,9 @@ function spawnRoster(args: string[], env: Record<string, string> = {}) {
   }).spawn();
 }
 
+/** Above the largest pid_max Linux allows (2^22): no process can ever hold these pids. */
+const NO_PID = 4_200_000;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A store with live records, another host's records and dead records. */
@@ -58,7 +61,7 @@ Deno.test("crash: 100 rounds of SIGKILL at random moments", async () => {
     const row = await seed(home.path, live);
     const otherBefore = snapshot(home.path, `${home.path}/sessions/other-host`);
     for (let round = 0; round < 100; round++) {
-      if (round % 10 === 0) addDead(home.path, row, [3_000_000 + round, 3_000_001 + round]);
+      if (round % 10 === 0) addDead(home.path, row, [NO_PID + 2 * round, NO_PID + 2 * round + 1]);
       const isRegister = round % 2 === 0;
       let args: string[];
       if (isRegister) {
@@ -109,7 +112,7 @@ Deno.test("crash: SIGKILL at each named pause point", async (t) => {
       await using a = spawnSleeper();
       await using b = spawnSleeper();
       const row = await seed(home.path, [a]);
-      addDead(home.path, row, [3_100_000]);
+      addDead(home.path, row, [NO_PID + 500]);
       const before = snapshot(home.path);
       const args = command === "register"
         ? ["register", "--pid", String(a.pid), "--home", home.path, "--quiet"]

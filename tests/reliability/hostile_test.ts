@@ -35,7 +35,8 @@ const withPid = (good: Record<string, unknown>, file: string) => ({
   session_pid: Number(file.split(".")[0]),
 });
 
-let n = 2000;
+/** Above the largest pid_max Linux allows (2^22): no process can ever hold these pids. */
+let n = 4_200_000;
 const next = () => `${n++}.json`;
 
 const FILES: FileCase[] = [

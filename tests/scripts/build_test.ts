@@ -62,7 +62,10 @@ Deno.test("build helpers", async (t) => {
     }
     const mac = permissionsFor("aarch64-apple-darwin");
     assert(mac.includes("--allow-run=ps"), "macOS falls back to ps where FFI is refused");
-    assert(mac.includes("--allow-sys=hostname,uid"), "the store checks owners with Deno.uid()");
+    assert(
+      mac.includes("--allow-sys=hostname,osUptime,uid"),
+      "the store checks owners with Deno.uid(); list --discover needs the boot time",
+    );
     assert(!permissionsFor("x86_64-pc-windows-msvc").some((p) => p.startsWith("--allow-run")));
   });
 
