@@ -147,6 +147,24 @@ export function* ancestors(backend: ProcessBackend, start: number): Generator<Pr
   }
 }
 
+/**
+ * Whether `pid` is among the ancestors from `start` up. Start times only fall going up (a
+ * parent starts before its child, and an adopter started earlier still), so the walk stops
+ * at the first ancestor that started before `pid` did: nothing above it can be `pid`.
+ */
+export function isAncestor(
+  backend: ProcessBackend,
+  start: number,
+  pid: number,
+  startedAtMs: number | null,
+): boolean {
+  for (const a of ancestors(backend, start)) {
+    if (a.pid === pid) return true;
+    if (startedAtMs !== null && a.startedAtMs !== null && a.startedAtMs < startedAtMs) return false;
+  }
+  return false;
+}
+
 export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner {
   const given: [PidSource, string, string | undefined][] = [
     ["flag", "--pid", input.flagPid],
@@ -160,9 +178,10 @@ export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner 
     if (p.kind === "gone" || (p.kind === "exists" && p.info.zombie)) {
       throw new UsageError(`Invalid ${what}: no running process has pid ${pid}`);
     }
+    const info = p.kind === "exists" ? p.info : null;
     const verified = pid === input.selfPid ||
-      [...ancestors(backend, input.selfPpid)].some((a) => a.pid === pid);
-    const name = p.kind === "exists" ? p.info.name : null;
+      isAncestor(backend, input.selfPpid, pid, info?.startedAtMs ?? null);
+    const name = info?.name ?? null;
     return { pid, source, verified, harness: matchHarness(name, backend.command(pid)) };
   }
   for (const info of ancestors(backend, input.selfPpid)) {

@@ -83,8 +83,8 @@ export async function writeRecord(
         home,
         hostDirNameOf(record.host),
         judge,
-        (row) => row.liveness === "dead" && row.path !== path,
-        { limit: REGISTER_CLEANUP_LIMIT },
+        (row) => row.liveness === "dead",
+        { limit: REGISTER_CLEANUP_LIMIT, skip: `${record.session_pid}.json` },
       ).removed.length;
     } catch { /* best effort */ }
     return { path, cleaned };
@@ -109,10 +109,12 @@ export function removeWhere(
   hostDirName: string,
   judge: Judge,
   shouldRemove: (row: Row) => boolean,
-  { dryRun = false, limit = Infinity, beforeRemove }: {
+  { dryRun = false, limit = Infinity, beforeRemove, skip }: {
     dryRun?: boolean;
     limit?: number;
     beforeRemove?: () => void;
+    /** A name not to examine (register's own, just written record). */
+    skip?: string;
   } = {},
 ): { removed: Row[]; seen: number } {
   const dir = join(sessionsDir(home), hostDirName);
@@ -122,9 +124,12 @@ export function removeWhere(
   try {
     names = [];
     for (const e of Deno.readDirSync(dir)) {
-      if (RECORD_NAME.test(e.name)) names.push(e.name);
-      // Under the lock no writer is mid-write, so any temp file is a crashed writer's.
-      else if (!dryRun && TEMP_NAME.test(e.name)) removeQuietly(join(dir, e.name));
+      if (RECORD_NAME.test(e.name)) {
+        if (e.name !== skip) names.push(e.name);
+      } else if (!dryRun && TEMP_NAME.test(e.name)) {
+        // Under the lock no writer is mid-write, so any temp file is a crashed writer's.
+        removeQuietly(join(dir, e.name));
+      }
     }
   } catch {
     return { removed, seen };

@@ -1,5 +1,5 @@
 import { assertEquals, assertThrows } from "../assert.ts";
-import { matchHarness, parsePid, resolveOwner } from "../../src/registry/owner.ts";
+import { isAncestor, matchHarness, parsePid, resolveOwner } from "../../src/registry/owner.ts";
 import { UsageError } from "../../src/errors.ts";
 import type { ProcessBackend } from "../../src/process/types.ts";
 import { exactTokens } from "../../src/process/types.ts";
@@ -153,4 +153,46 @@ Deno.test("resolveOwner precedence", async (t) => {
     const o = resolveOwner({ selfPid: 31, selfPpid: 30, env: env({}) }, treeBackend(deep));
     assertEquals(o.pid, 1);
   });
+});
+
+Deno.test("isAncestor stops at the first ancestor that started before the pid", () => {
+  const tree: Record<number, { ppid: number; start: number }> = {
+    1: { ppid: 0, start: 0 },
+    10: { ppid: 1, start: 100 },
+    20: { ppid: 10, start: 200 },
+    30: { ppid: 20, start: 300 },
+  };
+  let probes = 0;
+  const backend: ProcessBackend = {
+    name: "test",
+    probe: (pid) => {
+      probes++;
+      const n = tree[pid];
+      return n
+        ? {
+          kind: "exists",
+          info: {
+            pid,
+            ppid: n.ppid,
+            startToken: "t",
+            startedAtMs: n.start,
+            zombie: false,
+            name: "x",
+          },
+        }
+        : { kind: "gone" };
+    },
+    bootId: () => null,
+    command: () => ({ exe: null, argv: null }),
+    compareTokens: exactTokens,
+  };
+  assertEquals(isAncestor(backend, 30, 10, 100), true);
+  // A process that started at 250 and is not an ancestor: the walk stops at 20 (started 200).
+  probes = 0;
+  assertEquals(isAncestor(backend, 30, 99, 250), false);
+  assertEquals(probes, 2);
+  // Without a start time it walks all the way up.
+  probes = 0;
+  assertEquals(isAncestor(backend, 30, 99, null), false);
+  assertEquals(probes, 4);
 });
