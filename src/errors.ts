@@ -22,19 +22,21 @@ export class UsageError extends RosterError {
   }
 }
 
-/** The process does not exist (ESRCH, ENOENT under /proc, Windows error 87). */
+/** No process holds the pid (ESRCH, ENOENT under /proc, Windows error 87): exit code 3. */
 export class NoSuchProcessError extends RosterError {
+  override readonly exitCode = 3;
   constructor(readonly pid: number) {
     super(`No such process: ${pid}`);
     this.name = "NoSuchProcessError";
   }
 }
 
-/** The process exists but may not be inspected (EPERM, EACCES, Windows error 5). */
-export class AccessDeniedError extends RosterError {
-  constructor(readonly pid: number) {
-    super(`Access denied to process: ${pid}`);
-    this.name = "AccessDeniedError";
+/** The process exists but roster cannot read what it needs (EPERM, hidepid): exit code 4. */
+export class CannotTellError extends RosterError {
+  override readonly exitCode = 4;
+  constructor(message: string) {
+    super(message);
+    this.name = "CannotTellError";
   }
 }
 

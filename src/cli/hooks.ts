@@ -3,7 +3,7 @@
  * (the start-token primitive for pid files) and `whoami` (the session that owns the caller).
  * The decisions are pure functions at the top; the handlers below only gather and print.
  */
-import { RosterError, UsageError } from "../errors.ts";
+import { CannotTellError, NoSuchProcessError, RosterError, UsageError } from "../errors.ts";
 import { asProcess, type Probe, type ProcessBackend, type TokenMatch } from "../process/types.ts";
 import type { Judge, Verdict } from "../registry/liveness.ts";
 import { ancestors, NoOwnerError, parsePid, resolveOwner } from "../registry/owner.ts";
@@ -19,13 +19,6 @@ export const EXIT_DEAD = 3;
 export const EXIT_UNKNOWN = 4;
 
 /** A failure that is an answer: the process is not there (exit 3) or cannot be judged (exit 4). */
-class VerdictError extends RosterError {
-  constructor(message: string, override readonly exitCode: number) {
-    super(message);
-    this.name = "VerdictError";
-  }
-}
-
 // ---- Pure decisions ---------------------------------------------------------------------
 
 /**
@@ -275,10 +268,10 @@ export async function token(ctx: Context, args: Parsed): Promise<number> {
     return tokenExitCode(v);
   }
   if (probe.kind === "gone" || (probe.kind === "exists" && probe.info.zombie)) {
-    throw new VerdictError(`No such process: ${pid}`, EXIT_DEAD);
+    throw new NoSuchProcessError(pid);
   }
   if (probe.kind === "unsupported" || probe.info.startToken === null) {
-    throw new VerdictError(`Cannot read the start token of process: ${pid}`, EXIT_UNKNOWN);
+    throw new CannotTellError(`Cannot read the start token of process: ${pid}`);
   }
   const printed = formatToken(probe.info.startToken, bootId);
   if (ctx.json) {

@@ -239,7 +239,3 @@ export const COMMANDS: CommandSpec[] = [
     load: () => import("./continuation.ts").then((m) => ({ run: m.check })),
   },
 ];
-
-export function findCommand(name: string): CommandSpec | undefined {
-  return COMMANDS.find((c) => c.name === name);
-}
