@@ -289,30 +289,14 @@ async function main() {
       const floor = start.get("floor")!;
       const ok = (s: Stats, limit: number) => (s.median / floor.median <= limit ? "yes" : "no");
       line("hello world (floor)", f.label, floor, floor);
-      line(
-        "`roster --version`",
-        f.label,
-        start.get("version")!,
-        floor,
-        "<= 1.3x",
-        ok(start.get("version")!, 1.3),
-      );
-      line(
-        "`roster list --json` (empty home)",
-        f.label,
-        start.get("list")!,
-        floor,
-        "<= 1.3x",
-        ok(start.get("list")!, 1.3),
-      );
-      line(
-        "`roster register` (empty store)",
-        f.label,
-        start.get("register")!,
-        floor,
-        "<= 1.3x",
-        ok(start.get("register")!, 1.3),
-      );
+      const startUp: [string, string][] = [
+        ["version", "`roster --version`"],
+        ["list", "`roster list --json` (empty home)"],
+        ["register", "`roster register` (empty store)"],
+      ];
+      for (const [name, label] of startUp) {
+        line(label, f.label, start.get(name)!, floor, "<= 1.3x", ok(start.get(name)!, 1.3));
+      }
       const r1k = start.get("register1k")!;
       const rRatio = r1k.median / start.get("register")!.median;
       line(
