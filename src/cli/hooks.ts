@@ -6,7 +6,7 @@
 import { CannotTellError, NoSuchProcessError, RosterError, UsageError } from "../errors.ts";
 import { asProcess, type Probe, type ProcessBackend, type TokenMatch } from "../process/types.ts";
 import type { Judge, Verdict } from "../registry/liveness.ts";
-import { ancestors, NoOwnerError, parsePid, resolveOwner } from "../registry/owner.ts";
+import { ancestors, namedPid, NoOwnerError, parsePid, resolveOwner } from "../registry/owner.ts";
 import { hostDirName, type Row } from "../registry/record.ts";
 import { removeRecordIf, toRow } from "../registry/registry.ts";
 import { join, readEntry, sessionsDir } from "../registry/store.ts";
@@ -108,39 +108,24 @@ function pidArg(value: string): number {
 
 // ---- unregister ---------------------------------------------------------------------------
 
-/** The explicit pid sources, in register's precedence; the first one set wins. */
-function explicitPid(args: Parsed): [what: string, value: string] | null {
-  const given: [string, string | undefined][] = [
-    ["--pid", args.get("pid")],
-    ["ROSTER_SESSION_PID", Deno.env.get("ROSTER_SESSION_PID")],
-    ["CLAUDE_PID", Deno.env.get("CLAUDE_PID")],
-  ];
-  const hit = given.find(([, v]) => v !== undefined);
-  return hit ? [hit[0], hit[1]!] : null;
-}
-
 /**
  * The owner, resolved as register resolves it, except that an explicitly named pid whose
  * process has gone is not an error here: a session-end hook that runs after its session must
  * not fail, and the record of a pid no process holds is nobody's.
  */
 function unregisterPid(args: Parsed, backend: ProcessBackend): number {
-  const explicit = explicitPid(args);
-  if (explicit !== null) {
-    const pid = parsePid(explicit[1], explicit[0]);
-    const p = asProcess(backend.probe(pid));
-    if (p.kind === "gone" || (p.kind === "exists" && p.info.zombie)) return pid;
+  const input = {
+    flagPid: args.get("pid"),
+    env: (n: string) => Deno.env.get(n),
+    selfPid: Deno.pid,
+    selfPpid: Deno.ppid,
+  };
+  const named = namedPid(input);
+  if (named !== null) {
+    const p = asProcess(backend.probe(named.pid));
+    if (p.kind === "gone" || (p.kind === "exists" && p.info.zombie)) return named.pid;
   }
-  const owner = resolveOwner(
-    {
-      flagPid: args.get("pid"),
-      env: (n) => Deno.env.get(n),
-      selfPid: Deno.pid,
-      selfPpid: Deno.ppid,
-    },
-    backend,
-  );
-  return owner.pid;
+  return resolveOwner(input, backend).pid;
 }
 
 export async function unregister(ctx: Context, args: Parsed): Promise<number> {

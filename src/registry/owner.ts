@@ -165,15 +165,30 @@ export function isAncestor(
   return false;
 }
 
-export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner {
+/**
+ * The pid a caller named, first that is set: `--pid`, `$ROSTER_SESSION_PID`, `$CLAUDE_PID`.
+ * Set but not a positive integer is a usage error; null when none is set.
+ */
+export function namedPid(input: Pick<OwnerInput, "flagPid" | "env">): {
+  pid: number;
+  source: PidSource;
+  what: string;
+} | null {
   const given: [PidSource, string, string | undefined][] = [
     ["flag", "--pid", input.flagPid],
     ["ROSTER_SESSION_PID", "ROSTER_SESSION_PID", input.env("ROSTER_SESSION_PID")],
     ["CLAUDE_PID", "CLAUDE_PID", input.env("CLAUDE_PID")],
   ];
   for (const [source, what, value] of given) {
-    if (value === undefined) continue;
-    const pid = parsePid(value, what);
+    if (value !== undefined) return { pid: parsePid(value, what), source, what };
+  }
+  return null;
+}
+
+export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner {
+  const named = namedPid(input);
+  if (named !== null) {
+    const { pid, source, what } = named;
     const p = asProcess(backend.probe(pid));
     if (p.kind === "gone" || (p.kind === "exists" && p.info.zombie)) {
       throw new UsageError(`Invalid ${what}: no running process has pid ${pid}`);
