@@ -8,22 +8,15 @@
 import { parseDuration } from "../duration.ts";
 import { pause, pauseSetting } from "../pause.ts";
 import { RosterError, UsageError } from "../errors.ts";
+import { appendAudit, auditHasClaim, readAuditText } from "../continuation/audit.ts";
+import { exists } from "../continuation/files.ts";
 import {
-  acquireDispatchLock,
-  appendAudit,
-  auditHasClaim,
   claimPath,
   claimUnfinished,
   createClaim,
   createSkip,
   defaultLedger,
   ensureLedger,
-  exists,
-  type HeldLock,
-  isValidKey,
-  KEY_RULE,
-  type Plan,
-  readAuditText,
   readClaim,
   readOutcomeId,
   readPlan,
@@ -33,6 +26,8 @@ import {
   writeOutcome,
   writePlan,
 } from "../continuation/ledger.ts";
+import { acquireDispatchLock, type HeldLock } from "../continuation/lock.ts";
+import { isValidKey, KEY_RULE, type Plan } from "../continuation/schema.ts";
 import { dispatchMessage } from "../continuation/message.ts";
 import {
   decide,

@@ -4,7 +4,7 @@
  * repeating anything that may have run, then carry on, and the continuation id. Pure, one
  * paragraph, with every value from the plan made printable.
  */
-import type { Plan } from "./ledger.ts";
+import type { Plan } from "./schema.ts";
 
 const MAX_LISTED = 20;
 

@@ -6,7 +6,8 @@
  * (`fact-missing:<name>`): the convenient value is never assumed.
  */
 import { isValidPid, type Liveness, parseTime } from "../registry/record.ts";
-import type { Plan, SkipClass, SkipRead } from "./ledger.ts";
+import type { SkipRead } from "./ledger.ts";
+import type { Plan, SkipClass } from "./schema.ts";
 
 export type Mode = "on" | "off" | "dry-run";
 

@@ -13,7 +13,7 @@ import {
   tempDir,
   writeJson,
 } from "../helpers.ts";
-import type { Plan } from "../../src/continuation/ledger.ts";
+import type { Plan } from "../../src/continuation/schema.ts";
 import type { Row } from "../../src/registry/record.ts";
 
 interface Printed {

@@ -7,7 +7,7 @@
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { cliArgs, rosterJson, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
-import type { Plan } from "../../src/continuation/ledger.ts";
+import type { Plan } from "../../src/continuation/schema.ts";
 
 const DOC = new URL("../../docs/continuation.md", import.meta.url).pathname;
 

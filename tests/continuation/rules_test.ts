@@ -1,6 +1,6 @@
 /** The pure decision: every rule in order, every verdict, each fact missing in turn. */
 import { assert, assertEquals } from "../assert.ts";
-import type { Plan } from "../../src/continuation/ledger.ts";
+import type { Plan } from "../../src/continuation/schema.ts";
 import {
   decide,
   EXIT_CODES,

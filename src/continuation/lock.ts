@@ -1,0 +1,139 @@
+/**
+ * `dispatch.lock`: held by whoever decides and claims, or changes a plan, so that no two of
+ * them interleave. The file names its owner (pid and start token), so that roster's own
+ * liveness can tell a crashed owner's lock from a live one and reclaim it (audited): a crashed
+ * dispatcher never blocks the ledger.
+ */
+import { ioError, RosterError } from "../errors.ts";
+import type { Judge } from "../registry/liveness.ts";
+import { createExclusive, join, randomHex, withLock } from "../registry/store.ts";
+import { appendAudit } from "./audit.ts";
+import { json, readJsonFile } from "./files.ts";
+import { type LockOwner, validateLockOwner } from "./schema.ts";
+
+export const LOCK_FILE = "dispatch.lock";
+
+export interface HeldLock {
+  path: string;
+  /** Removes the lock, only while it is still this one (same inode). */
+  release(): void;
+}
+
+export type LockAttempt = { held: HeldLock } | { busy: LockOwner };
+
+/** The current lock's owner, null when there is no lock; throws when the lock is damaged. */
+export function readLockOwner(dir: string): LockOwner | null {
+  const path = join(dir, LOCK_FILE);
+  const read = readJsonFile(path);
+  if (read === null) return null;
+  const owner = "value" in read ? validateLockOwner(read.value) : null;
+  if (owner === null) {
+    const why = "problem" in read ? read.problem : "not a lock record";
+    throw new RosterError(
+      `The dispatch lock is damaged (${why}): remove it once no roster runs: ${path}`,
+    );
+  }
+  return owner;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** This process as a lock owner, with its own start token as the backend reads it. */
+export function selfOwner(judge: Judge): LockOwner {
+  const probe = judge.probe(Deno.pid, true);
+  return {
+    pid: Deno.pid,
+    start_token: probe.kind === "exists" ? probe.info.startToken : null,
+    host: judge.here.host,
+    boot_id: judge.here.bootId,
+    at: new Date().toISOString(),
+    nonce: randomHex(16),
+  };
+}
+
+/**
+ * One attempt at a lock held by someone else: under the ledger's advisory lock (so two
+ * reclaimers never race each other), re-read it and remove it when roster's liveness says
+ * its owner is dead, auditing the reclaim. Returns the live owner, or null when it is gone.
+ */
+async function reclaimIfDead(dir: string, judge: Judge): Promise<LockOwner | null> {
+  const path = join(dir, LOCK_FILE);
+  return await withLock(dir, () => {
+    const owner = readLockOwner(dir);
+    if (owner === null) return null;
+    const verdict = judge.judge({
+      session_pid: owner.pid,
+      start_token: owner.start_token,
+      host: owner.host,
+      boot_id: owner.boot_id,
+    }, true);
+    if (verdict.liveness !== "dead") return owner;
+    // Only the owner removes a lock of its own, and that owner is dead; other reclaimers
+    // wait for this advisory lock; acquirers only link. So this is still the file judged.
+    try {
+      Deno.removeSync(path);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw ioError("Could not reclaim", path, err);
+      return null;
+    }
+    appendAudit(dir, { event: "lock-reclaim", owner, owner_reason: verdict.reason });
+    return null;
+  });
+}
+
+/**
+ * Takes `dispatch.lock`: a hard link of a fully written temp file holding this process's
+ * pid and start token. A lock whose owner is dead is reclaimed (and audited); a live (or
+ * unknown) owner is waited for at most `patienceMs`, then reported as busy.
+ */
+export async function acquireDispatchLock(
+  dir: string,
+  judge: Judge,
+  patienceMs: number,
+): Promise<LockAttempt> {
+  const path = join(dir, LOCK_FILE);
+  const self = selfOwner(judge);
+  const me = json(self);
+  const giveUp = Date.now() + patienceMs;
+  for (let spins = 0;; spins++) {
+    if (spins > 10_000) throw new RosterError(`Could not take the dispatch lock: ${path}`);
+    const created = createExclusive(path, me);
+    if (created !== null) {
+      return {
+        held: {
+          path,
+          release() {
+            try {
+              const info = Deno.lstatSync(path);
+              if (info.ino !== created.ino || info.dev !== created.dev) return;
+              if (readLockOwner(dir)?.nonce === self.nonce) Deno.removeSync(path);
+            } catch { /* already gone, or no longer ours */ }
+          },
+        },
+      };
+    }
+    const owner = await reclaimIfDead(dir, judge);
+    if (owner === null) continue;
+    if (Date.now() >= giveUp) return { busy: owner };
+    await sleep(15 + Math.floor(Math.random() * 20));
+  }
+}
+
+/**
+ * Runs `fn` holding `dispatch.lock`, released however `fn` ends. When a live owner keeps it
+ * longer than `patienceMs`, `fn` does not run and that owner is returned.
+ */
+export async function withDispatchLock<T>(
+  dir: string,
+  judge: Judge,
+  patienceMs: number,
+  fn: () => T | Promise<T>,
+): Promise<{ done: T } | { busy: LockOwner }> {
+  const attempt = await acquireDispatchLock(dir, judge, patienceMs);
+  if ("busy" in attempt) return attempt;
+  try {
+    return { done: await fn() };
+  } finally {
+    attempt.held.release();
+  }
+}

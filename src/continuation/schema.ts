@@ -1,0 +1,296 @@
+/**
+ * The ledger's file formats, pure: what a plan, claim, skip, outcome, lock and audit line hold,
+ * and validation of what was read back. A file that does not validate is never trusted; what
+ * that means (no plan, a veto, an error) is decided by the reader in ledger.ts and lock.ts.
+ */
+import { isValidPid, parseTime } from "../registry/record.ts";
+import type { Mode } from "./rules.ts";
+
+/** A key names files, never a path: letters, digits, `.`, `_`, `-`; not starting with a dot. */
+export const KEY_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
+export const KEY_RULE = "1 to 128 of A-Z a-z 0-9 . _ -, not starting with a dot";
+
+export function isValidKey(key: string): boolean {
+  return KEY_PATTERN.test(key);
+}
+
+export const PLAN_SCHEMA = 1;
+export const MAX_TOOL_CALLS = 1000;
+/** Ten years, as for durations: anything larger is a typo. */
+const MAX_SPACING_MS = 10 * 365 * 86_400_000;
+
+/** The interrupted session, as its registry row showed it (extra row fields are ignored). */
+export interface PlanSession {
+  session_pid: number;
+  start_token: string | null;
+  boot_id: string | null;
+  host: string;
+  session_id: string | null;
+  agent: string | null;
+  runtime: string | null;
+  cwd: string | null;
+  tmux_pane: string | null;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+}
+
+export type PlanState = "planned" | "released";
+export type Cause = "signal" | "hard";
+
+export interface Plan {
+  schema: 1;
+  key: string;
+  token: string;
+  state: PlanState;
+  session: PlanSession;
+  frozen_marker: string | null;
+  interrupted_at: string | null;
+  cause: Cause | null;
+  tool_calls: ToolCall[];
+  not_before: string | null;
+  deadline: string | null;
+  spacing_ms: number;
+}
+
+export type SkipClass = "process-end" | "veto";
+
+export interface SkipRecord {
+  class: SkipClass;
+  reason: string;
+  token: string | null;
+  pid: number;
+  at: string;
+}
+
+export interface ClaimRecord {
+  key: string;
+  token: string;
+  continuation_id: string;
+  pid: number;
+  at: string;
+}
+
+export interface LockOwner {
+  pid: number;
+  start_token: string | null;
+  host: string;
+  boot_id: string | null;
+  at: string;
+  /** Random per lock: inode numbers are reused, so release checks this too. */
+  nonce: string;
+}
+
+// ---------------------------------------------------------------------------------------
+// Field checks
+
+type Check = (v: unknown) => boolean;
+type Fields<T> = [keyof T & string, Check][];
+
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+const str = (max = 4096): Check => (v) => typeof v === "string" && v.length <= max;
+const nonEmpty = (max = 4096): Check => (v) =>
+  typeof v === "string" && v.length > 0 && v.length <= max;
+const nullable = (c: Check): Check => (v) => v === null || c(v);
+const time: Check = (v) => typeof v === "string" && parseTime(v) !== null;
+const token = nonEmpty(256);
+/** How a process is named, in a plan's session and in a lock's owner alike. */
+const startToken = nullable(nonEmpty(256));
+const host = nonEmpty();
+const bootId = nullable(str());
+
+/**
+ * Checks `fields` of `obj` in order, then copies exactly those fields, in that order (the
+ * order of the file written back): the record, or the first missing or invalid field.
+ */
+function pick<T>(
+  obj: Record<string, unknown>,
+  fields: Fields<T>,
+  where = "",
+): { value: T } | { problem: string } {
+  for (const [name, check] of fields) {
+    if (!(name in obj)) return { problem: `missing field: ${where}${name}` };
+    if (!check(obj[name])) return { problem: `invalid field: ${where}${name}` };
+  }
+  return { value: Object.fromEntries(fields.map(([n]) => [n, obj[n]])) as T };
+}
+
+const SESSION_FIELDS: Fields<PlanSession> = [
+  ["session_pid", isValidPid],
+  ["start_token", startToken],
+  ["boot_id", bootId],
+  ["host", host],
+  ["session_id", nullable(str())],
+  ["agent", nullable(str())],
+  ["runtime", nullable(str())],
+  ["cwd", nullable(str())],
+  ["tmux_pane", nullable(str())],
+];
+
+const PLAN_FIELDS: Fields<Plan> = [
+  ["schema", (v) => v === PLAN_SCHEMA],
+  ["key", (v) => typeof v === "string" && isValidKey(v)],
+  ["token", token],
+  ["state", (v) => v === "planned" || v === "released"],
+  ["session", isObject],
+  ["frozen_marker", nullable(str())],
+  ["interrupted_at", nullable(time)],
+  ["cause", (v) => v === null || v === "signal" || v === "hard"],
+  ["tool_calls", (v) => Array.isArray(v) && v.length <= MAX_TOOL_CALLS],
+  ["not_before", nullable(time)],
+  ["deadline", nullable(time)],
+  [
+    "spacing_ms",
+    (v) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0 && v <= MAX_SPACING_MS,
+  ],
+];
+
+const SKIP_FIELDS: Fields<SkipRecord> = [
+  ["class", (v) => v === "process-end" || v === "veto"],
+  ["reason", nonEmpty(256)],
+  ["token", nullable(str(256))],
+  ["pid", isValidPid],
+  ["at", time],
+];
+
+const CLAIM_FIELDS: Fields<ClaimRecord> = [
+  ["key", (v) => typeof v === "string"],
+  ["token", token],
+  ["continuation_id", nonEmpty(64)],
+  ["pid", isValidPid],
+  ["at", time],
+];
+
+const LOCK_FIELDS: Fields<LockOwner> = [
+  ["pid", isValidPid],
+  ["start_token", startToken],
+  ["host", host],
+  ["boot_id", bootId],
+  ["at", time],
+  ["nonce", str(64)],
+];
+
+// ---------------------------------------------------------------------------------------
+// Validation of what was read
+
+/** Validates a parsed plan file for key `key`: the plan, or what is wrong with it. */
+export function validatePlan(value: unknown, key: string): { plan: Plan } | { problem: string } {
+  if (!isObject(value)) return { problem: "not a JSON object" };
+  const plan = pick(value, PLAN_FIELDS);
+  if ("problem" in plan) return plan;
+  if (plan.value.key !== key) return { problem: `key differs from the file name: ${value.key}` };
+  const session = pick(value.session as Record<string, unknown>, SESSION_FIELDS, "session.");
+  if ("problem" in session) return session;
+  const calls: ToolCall[] = [];
+  for (const [i, c] of (value.tool_calls as unknown[]).entries()) {
+    if (!isObject(c) || !str(256)(c.id) || !str(256)(c.name)) {
+      return { problem: `invalid field: tool_calls[${i}] (expected {id, name} strings)` };
+    }
+    calls.push({ id: c.id as string, name: c.name as string });
+  }
+  // Overwriting keeps each field where pick put it: a released plan is written back as read.
+  return { plan: { ...plan.value, session: session.value, tool_calls: calls } };
+}
+
+export function validateSkip(value: unknown): { skip: SkipRecord } | { problem: string } {
+  if (!isObject(value)) return { problem: "not a JSON object" };
+  const skip = pick(value, SKIP_FIELDS);
+  return "problem" in skip ? skip : { skip: skip.value };
+}
+
+/** A claim for `key`; null when it is not one (a claim for another key is not this one). */
+export function validateClaim(value: unknown, key: string): ClaimRecord | null {
+  if (!isObject(value) || value.key !== key) return null;
+  const claim = pick(value, CLAIM_FIELDS);
+  return "problem" in claim ? null : claim.value;
+}
+
+export function validateLockOwner(value: unknown): LockOwner | null {
+  if (!isObject(value)) return null;
+  const owner = pick(value, LOCK_FIELDS);
+  return "problem" in owner ? null : owner.value;
+}
+
+/** `config.json`: `{mode: "on" | "off" | "dry-run"}`; anything else means off. */
+export function modeOf(value: unknown): Mode {
+  if (
+    isObject(value) && (value.mode === "on" || value.mode === "off" || value.mode === "dry-run")
+  ) {
+    return value.mode;
+  }
+  return "off";
+}
+
+/** `.last-dispatch`: `{at}`; null when it does not hold a time. */
+export function lastDispatchOf(value: unknown): number | null {
+  return isObject(value) && typeof value.at === "string" ? parseTime(value.at) : null;
+}
+
+/** The continuation id an outcome names: null for a skip; undefined when it names none. */
+export function outcomeIdOf(value: unknown): string | null | undefined {
+  if (!isObject(value)) return undefined;
+  const id = value.continuation_id;
+  return typeof id === "string" || id === null ? id : undefined;
+}
+
+// ---------------------------------------------------------------------------------------
+// Records written
+
+/** What every `K.outcome` holds first (docs/continuation.md, Audit lines). */
+export interface Outcome {
+  outcome: "dispatched" | "skipped" | "lost";
+  continuation_id: string | null;
+  at: string;
+  key: string;
+  token: string | null;
+  [more: string]: unknown;
+}
+
+/** The outcome of a claim its dispatcher saw through. */
+export function dispatchedOutcome(claim: ClaimRecord): Outcome {
+  const { continuation_id, at, key, token, pid } = claim;
+  return { outcome: "dispatched", continuation_id, at, key, token, pid };
+}
+
+/** The outcome of a claim whose dispatcher died before announcing it, written by `pid`. */
+export function lostOutcome(claim: ClaimRecord, at: string, pid: number): Outcome {
+  const { continuation_id, key, token } = claim;
+  return {
+    outcome: "lost",
+    continuation_id,
+    at,
+    key,
+    token,
+    pid,
+    claim_pid: claim.pid,
+    recovered: true,
+  };
+}
+
+export function skippedOutcome(key: string, skip: SkipRecord): Outcome {
+  return {
+    outcome: "skipped",
+    continuation_id: null,
+    at: skip.at,
+    key,
+    token: skip.token,
+    class: skip.class,
+    reason: skip.reason,
+  };
+}
+
+/** An audit line before `at` and `pid`, which appendAudit adds. */
+export type AuditEvent = { event: string } & Record<string, unknown>;
+
+/** The `claim` line; `recovered` when a later check wrote it for a dead dispatcher. */
+export function claimEvent(claim: ClaimRecord, recovered = false): AuditEvent {
+  const { key, token, continuation_id } = claim;
+  return { event: "claim", key, token, continuation_id, ...(recovered ? { recovered } : {}) };
+}
+
+export function skipEvent(key: string, skip: SkipRecord): AuditEvent {
+  return { event: "skip", key, token: skip.token, class: skip.class, reason: skip.reason };
+}
