@@ -22,9 +22,13 @@ export class UsageError extends RosterError {
   }
 }
 
+/** Exit codes of the commands that answer about processes (check, token). */
+export const EXIT_DEAD = 3;
+export const EXIT_UNKNOWN = 4;
+
 /** No process holds the pid (ESRCH, ENOENT under /proc, Windows error 87): exit code 3. */
 export class NoSuchProcessError extends RosterError {
-  override readonly exitCode = 3;
+  override readonly exitCode = EXIT_DEAD;
   constructor(readonly pid: number) {
     super(`No such process: ${pid}`);
     this.name = "NoSuchProcessError";
@@ -33,7 +37,7 @@ export class NoSuchProcessError extends RosterError {
 
 /** The process exists but roster cannot read what it needs (EPERM, hidepid): exit code 4. */
 export class CannotTellError extends RosterError {
-  override readonly exitCode = 4;
+  override readonly exitCode = EXIT_UNKNOWN;
   constructor(message: string) {
     super(message);
     this.name = "CannotTellError";

@@ -2,6 +2,7 @@
  * What every command gets: the resolved home, output helpers that keep machine output on
  * stdout and messages on stderr, and the process backend and host identity, each made once.
  */
+import { UsageError } from "../errors.ts";
 import { processBackend } from "../process/mod.ts";
 import type { ProcessBackend } from "../process/types.ts";
 import { checkHome, denoEnv, resolveHome } from "../registry/home.ts";
@@ -19,6 +20,7 @@ export function writeAll(fd: typeof Deno.stdout | typeof Deno.stderr, text: stri
 export class Context {
   readonly json: boolean;
   #home: string | undefined;
+  #host: string | undefined;
   #judge: Promise<Judge> | undefined;
 
   constructor(readonly args: Parsed) {
@@ -30,14 +32,14 @@ export class Context {
   }
 
   get host(): string {
-    return Deno.hostname();
+    return this.#host ??= Deno.hostname();
   }
 
   backend(): Promise<ProcessBackend> {
     return processBackend();
   }
 
-  /** One judge per call, so each pid and the boot id are read at most once. */
+  /** One judge per call: the boot id is read once, and each pid once through judge.probe. */
   judge(): Promise<Judge> {
     return this.#judge ??= this.backend().then((b) =>
       new Judge(b, {
@@ -59,5 +61,21 @@ export class Context {
 
   err(text: string) {
     writeAll(Deno.stderr, text.endsWith("\n") ? text : text + "\n");
+  }
+}
+
+/** A directory given on the command line, as its real path; a usage error otherwise. */
+export function realDir(value: string, flag: string): string {
+  try {
+    const real = Deno.realPathSync(value);
+    if (!Deno.statSync(real).isDirectory) throw new Deno.errors.NotADirectory();
+    return real;
+  } catch (err) {
+    const why = err instanceof Deno.errors.NotFound
+      ? "no such directory"
+      : err instanceof Deno.errors.NotADirectory
+      ? "not a directory"
+      : "cannot be read";
+    throw new UsageError(`Invalid ${flag}: ${why}: ${value}`);
   }
 }

@@ -3,22 +3,29 @@
  * (the start-token primitive for pid files) and `whoami` (the session that owns the caller).
  * The decisions are pure functions at the top; the handlers below only gather and print.
  */
-import { CannotTellError, NoSuchProcessError, RosterError, UsageError } from "../errors.ts";
-import { asProcess, type Probe, type ProcessBackend, type TokenMatch } from "../process/types.ts";
-import type { Judge, Verdict } from "../registry/liveness.ts";
+import {
+  CannotTellError,
+  EXIT_DEAD,
+  EXIT_UNKNOWN,
+  NoSuchProcessError,
+  RosterError,
+  UsageError,
+} from "../errors.ts";
+import {
+  asProcess,
+  isGone,
+  type Probe,
+  type ProcessBackend,
+  type TokenMatch,
+} from "../process/types.ts";
+import { probeVerdict, type Verdict } from "../registry/liveness.ts";
 import { ancestors, namedPid, NoOwnerError, parsePid, resolveOwner } from "../registry/owner.ts";
-import { hostDirName, type Row } from "../registry/record.ts";
-import { removeRecordIf, toRow } from "../registry/registry.ts";
-import { join, readEntry, sessionsDir } from "../registry/store.ts";
+import { isoOrNull, NULL_RECORD, type Row } from "../registry/record.ts";
+import { readRecordRow, removeRecordIf } from "../registry/registry.ts";
 import type { Parsed } from "./args.ts";
 import type { Context } from "./context.ts";
 import { describeRow, printable } from "./table.ts";
 
-/** Exit codes shared by check and token: the process is gone (or not the one named), or unknown. */
-export const EXIT_DEAD = 3;
-export const EXIT_UNKNOWN = 4;
-
-/** A failure that is an answer: the process is not there (exit 3) or cannot be judged (exit 4). */
 // ---- Pure decisions ---------------------------------------------------------------------
 
 /**
@@ -43,10 +50,7 @@ export function mayUnregister(row: Row, probe: Probe): boolean {
 
 /** The verdict on a pid that has no record: whether a process holds it, nothing more. */
 export function bareVerdict(probe: Probe): Verdict {
-  if (probe.kind === "gone") return { liveness: "dead", reason: "exited" };
-  if (probe.kind === "unsupported") return { liveness: "unknown", reason: "unsupported" };
-  if (probe.info.zombie) return { liveness: "dead", reason: "zombie" };
-  return { liveness: "alive", reason: "running" };
+  return probeVerdict(probe) ?? { liveness: "alive", reason: "running" };
 }
 
 /** check's exit code: 0 all alive, 3 any dead, 4 any unknown and none dead. */
@@ -77,9 +81,8 @@ export function verifyToken(
   bootId: string | null,
   compare: (recorded: string, current: string) => TokenMatch,
 ): TokenVerdict {
-  if (probe.kind === "gone") return "gone";
-  if (probe.kind === "unsupported") return "unknown";
-  if (probe.info.zombie) return "gone";
+  if (isGone(probe)) return "gone";
+  if (probe.kind !== "exists") return "unknown";
   const at = given.lastIndexOf("@");
   const token = at === -1 ? given : given.slice(0, at);
   const boot = at === -1 ? null : given.slice(at + 1);
@@ -94,13 +97,6 @@ export function tokenExitCode(v: TokenVerdict): number {
 }
 
 // ---- Shared I/O ---------------------------------------------------------------------------
-
-/** The row of this host's record for `pid`, judged now; null when there is no record. */
-function recordRow(ctx: Context, pid: number, judge: Judge): Row | null {
-  const dirName = hostDirName(ctx.host);
-  const entry = readEntry(join(sessionsDir(ctx.home), dirName), dirName, `${pid}.json`);
-  return entry === null ? null : toRow(entry, judge, true);
-}
 
 function pidArg(value: string): number {
   return parsePid(value, "PID");
@@ -120,12 +116,9 @@ function unregisterPid(args: Parsed, backend: ProcessBackend): number {
     selfPid: Deno.pid,
     selfPpid: Deno.ppid,
   };
-  const named = namedPid(input);
-  if (named !== null) {
-    const p = asProcess(backend.probe(named.pid));
-    if (p.kind === "gone" || (p.kind === "exists" && p.info.zombie)) return named.pid;
-  }
-  return resolveOwner(input, backend).pid;
+  // A named pid is taken as it is, running or not: removeRecordIf judges the record against
+  // whatever holds the pid now, which is all an end hook needs.
+  return namedPid(input)?.pid ?? resolveOwner(input, backend).pid;
 }
 
 export async function unregister(ctx: Context, args: Parsed): Promise<number> {
@@ -176,23 +169,12 @@ export type CheckRow =
 function bareRow(pid: number, host: string, probe: Probe, bootId: string | null): CheckRow {
   const info = probe.kind === "exists" ? probe.info : null;
   return {
-    schema: null,
+    ...NULL_RECORD,
     session_pid: pid,
-    pid_source: null,
-    pid_verified: null,
     start_token: info?.startToken ?? null,
-    process_started_at: info?.startedAtMs == null ? null : new Date(info.startedAtMs).toISOString(),
+    process_started_at: isoOrNull(info?.startedAtMs ?? null),
     boot_id: info ? bootId : null,
-    machine_id: null,
-    pid_ns: null,
     host,
-    agent: null,
-    runtime: null,
-    session_id: null,
-    cwd: null,
-    tmux_pane: null,
-    registered_at: null,
-    registrar: null,
     ...bareVerdict(probe),
     path: null,
     malformed: false,
@@ -205,7 +187,7 @@ export async function check(ctx: Context, args: Parsed): Promise<number> {
   const pids = args.positionals.map(pidArg);
   const judge = await ctx.judge();
   const rows: CheckRow[] = pids.map((pid) => {
-    const row = recordRow(ctx, pid, judge);
+    const row = readRecordRow(ctx.home, ctx.host, pid, judge);
     if (row !== null) return { ...row, registered: true };
     return bareRow(pid, ctx.host, asProcess(judge.probe(pid, true)), judge.here.bootId);
   });
@@ -252,10 +234,10 @@ export async function token(ctx: Context, args: Parsed): Promise<number> {
     if (ctx.json) ctx.printJson({ pid, token: given, verdict: v });
     return tokenExitCode(v);
   }
-  if (probe.kind === "gone" || (probe.kind === "exists" && probe.info.zombie)) {
+  if (isGone(probe)) {
     throw new NoSuchProcessError(pid);
   }
-  if (probe.kind === "unsupported" || probe.info.startToken === null) {
+  if (probe.kind !== "exists" || probe.info.startToken === null) {
     throw new CannotTellError(`Cannot read the start token of process: ${pid}`);
   }
   const printed = formatToken(probe.info.startToken, bootId);
@@ -281,7 +263,7 @@ export async function token(ctx: Context, args: Parsed): Promise<number> {
 export async function whoami(ctx: Context, _args: Parsed): Promise<number> {
   const judge = await ctx.judge();
   for (const info of ancestors(judge.backend, Deno.ppid)) {
-    const row = recordRow(ctx, info.pid, judge);
+    const row = readRecordRow(ctx.home, ctx.host, info.pid, judge);
     // "running": the record has a start token and it matches the process's now; verified:
     // the process registered itself (or a descendant did), not a pid someone else named.
     if (row === null || row.reason !== "running" || row.pid_verified !== true) continue;

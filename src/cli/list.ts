@@ -3,8 +3,7 @@ import type { Judge } from "../registry/liveness.ts";
 import type { Liveness, Row } from "../registry/record.ts";
 import { readRows, sortRows } from "../registry/registry.ts";
 import type { Parsed } from "./args.ts";
-import type { Context } from "./context.ts";
-import { resolveCwd } from "./register.ts";
+import { type Context, realDir } from "./context.ts";
 import { renderTable, useColour } from "./table.ts";
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
@@ -15,7 +14,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   }
   const agent = args.get("agent");
   const cwdFlag = args.get("cwd");
-  const cwd = cwdFlag === undefined ? undefined : resolveCwd(cwdFlag, "--cwd");
+  const cwd = cwdFlag === undefined ? undefined : realDir(cwdFlag, "--cwd");
   const judge = await ctx.judge();
   let all: Row[] = readRows(ctx.home, judge);
   if (args.has("discover")) all = await withDiscovered(all, judge);

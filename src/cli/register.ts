@@ -1,11 +1,11 @@
 /** `roster register`: record the calling agent session (a refresh when it exists). */
 import { UsageError } from "../errors.ts";
 import { resolveOwner } from "../registry/owner.ts";
-import type { Row, SessionRecord } from "../registry/record.ts";
+import { isoOrNull, type Row, type SessionRecord } from "../registry/record.ts";
 import { writeRecord } from "../registry/registry.ts";
 import { VERSION } from "../version.ts";
 import type { Parsed } from "./args.ts";
-import type { Context } from "./context.ts";
+import { type Context, realDir } from "./context.ts";
 import { describeRow } from "./table.ts";
 
 const MAX_TEXT = 1024;
@@ -28,21 +28,6 @@ function text(args: Parsed, flag: string): string | undefined {
   return v;
 }
 
-export function resolveCwd(value: string, flag: string): string {
-  try {
-    const real = Deno.realPathSync(value);
-    if (!Deno.statSync(real).isDirectory) throw new Deno.errors.NotADirectory();
-    return real;
-  } catch (err) {
-    const why = err instanceof Deno.errors.NotFound
-      ? "no such directory"
-      : err instanceof Deno.errors.NotADirectory
-      ? "not a directory"
-      : "cannot be read";
-    throw new UsageError(`Invalid ${flag}: ${why}: ${value}`);
-  }
-}
-
 function registrarPath(): string {
   const exe = Deno.execPath();
   // Under `deno run` the executable is deno itself: name the script instead. (String work,
@@ -56,7 +41,6 @@ function registrarPath(): string {
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const judge = await ctx.judge();
-  const backend = judge.backend;
   const owner = resolveOwner(
     {
       flagPid: args.get("pid"),
@@ -64,9 +48,9 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       selfPid: Deno.pid,
       selfPpid: Deno.ppid,
     },
-    backend,
+    judge.cachedBackend(),
   );
-  const cwd = resolveCwd(args.get("cwd") ?? Deno.cwd(), "--cwd");
+  const cwd = realDir(args.get("cwd") ?? Deno.cwd(), "--cwd");
   const probe = judge.probe(owner.pid);
   const info = probe.kind === "exists" ? probe.info : null;
   const record: SessionRecord = {
@@ -75,7 +59,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     pid_source: owner.source,
     pid_verified: owner.verified,
     start_token: info?.startToken ?? null,
-    process_started_at: info?.startedAtMs == null ? null : new Date(info.startedAtMs).toISOString(),
+    process_started_at: isoOrNull(info?.startedAtMs ?? null),
     boot_id: judge.here.bootId,
     machine_id: judge.here.machineId ?? null,
     pid_ns: judge.here.pidNs ?? null,
@@ -90,7 +74,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     registered_at: new Date().toISOString(),
     registrar: { pid: Deno.pid, version: VERSION, path: registrarPath() },
   };
-  const { path } = await writeRecord(ctx.home, record, judge);
+  const path = await writeRecord(ctx.home, record, judge);
   const row: Row = { ...record, ...judge.judge(record), path, malformed: false, detail: null };
   if (args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson(row);

@@ -26,7 +26,7 @@ export interface CommandSpec {
   summary: string;
   usage: string;
   flags: FlagSpec[];
-  /** Names of positional arguments, for help; `...` marks a list. */
+  /** The positional arguments: a name for messages, and how many are accepted. */
   positionals?: { name: string; min: number; max: number };
   details?: string;
   load: () => Promise<CommandModule>;

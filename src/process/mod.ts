@@ -4,8 +4,6 @@
  */
 import type { ProcessBackend } from "./types.ts";
 
-export type { Probe, ProcessBackend, ProcessCommand, ProcessInfo, TokenMatch } from "./types.ts";
-
 let selected: Promise<ProcessBackend> | undefined;
 
 /** The backend for this machine, chosen once per process. */

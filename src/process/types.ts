@@ -73,3 +73,8 @@ export function tokenScheme(token: string): string {
 export function asProcess(p: Probe): Probe {
   return p.kind === "exists" && p.info.isThread ? { kind: "gone" } : p;
 }
+
+/** No running process holds the pid: it is gone, or only a zombie is left. */
+export function isGone(p: Probe): boolean {
+  return p.kind === "gone" || (p.kind === "exists" && p.info.zombie);
+}

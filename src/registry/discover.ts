@@ -8,8 +8,8 @@
  * shape is not a contract.
  */
 import type { Probe } from "../process/types.ts";
-import type { Judge, Verdict } from "./liveness.ts";
-import { isValidPid, RECORD_NAME, type Row } from "./record.ts";
+import { type Judge, probeVerdict, type Verdict } from "./liveness.ts";
+import { isoOrNull, isValidPid, NULL_RECORD, RECORD_NAME, type Row } from "./record.ts";
 import { join, readSmallFile } from "./store.ts";
 
 /** Where a row came from: roster's own store, or a harness's session file. */
@@ -84,9 +84,7 @@ export function parseClaudeSession(value: unknown, filePid: number): ClaudeSessi
  * never says dead (see START_MARGIN_MS); only a file older than this boot does.
  */
 export function judgeByStart(startedAtMs: number, probe: Probe, bootMs: number | null): Verdict {
-  if (probe.kind === "gone") return { liveness: "dead", reason: "exited" };
-  if (probe.kind === "unsupported") return { liveness: "unknown", reason: "unsupported" };
-  if (probe.info.zombie) return { liveness: "dead", reason: "zombie" };
+  if (probe.kind !== "exists" || probe.info.zombie) return probeVerdict(probe)!;
   const started = probe.info.startedAtMs;
   if (started !== null && Math.abs(started - startedAtMs) <= START_MARGIN_MS) {
     return { liveness: "alive", reason: "running" };
@@ -109,25 +107,18 @@ export function claudeRow(
   const info = probe.kind === "exists" ? probe.info : null;
   const running = verdict.reason === "running";
   return {
-    schema: null,
+    ...NULL_RECORD,
     session_pid: session.pid,
-    pid_source: null,
-    pid_verified: null,
     // The current token only where the process is judged the session's: a caller may keep
     // it and check it later with `roster token --verify`.
     start_token: running ? info?.startToken ?? null : null,
-    process_started_at: info?.startedAtMs == null ? null : new Date(info.startedAtMs).toISOString(),
+    process_started_at: isoOrNull(info?.startedAtMs ?? null),
     boot_id: running ? here.bootId : null,
-    machine_id: null,
-    pid_ns: null,
     host: here.host,
     agent: "claude",
-    runtime: null,
     session_id: session.sessionId,
     cwd: session.cwd,
-    tmux_pane: null,
-    registered_at: new Date(session.startedAtMs).toISOString(),
-    registrar: null,
+    registered_at: isoOrNull(session.startedAtMs),
     ...verdict,
     path,
     malformed: false,

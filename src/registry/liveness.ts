@@ -26,6 +26,19 @@ type Judged =
 const differ = (a: string | null | undefined, b: string | null | undefined) =>
   a != null && b != null && a !== b;
 
+const UNSUPPORTED: Verdict = { liveness: "unknown", reason: "unsupported" };
+
+/**
+ * What a probe alone says of a pid: exited, unsupported or zombie; null when a live process
+ * holds it (then only a start token can say whether it is the recorded one).
+ */
+export function probeVerdict(p: Probe): Verdict | null {
+  if (p.kind === "gone") return { liveness: "dead", reason: "exited" };
+  if (p.kind === "unsupported") return UNSUPPORTED;
+  if (p.info.zombie) return { liveness: "dead", reason: "zombie" };
+  return null;
+}
+
 export function judge(
   record: Judged,
   here: Here,
@@ -42,10 +55,13 @@ export function judge(
   }
   if (differ(record.boot_id, here.bootId)) return { liveness: "dead", reason: "rebooted" };
   const p = probe();
-  if (p.kind === "gone") return { liveness: "dead", reason: "exited" };
-  if (p.kind === "unsupported") return { liveness: "unknown", reason: "unsupported" };
-  if (p.info.zombie) return { liveness: "dead", reason: "zombie" };
-  if (record.start_token === null) return { liveness: "alive", reason: "pid-only" };
+  if (p.kind !== "exists" || p.info.zombie) return probeVerdict(p)!;
+  if (record.start_token === null) {
+    // With no token the pid is all there is: a thread id holding it is not the process.
+    return p.info.isThread
+      ? { liveness: "dead", reason: "exited" }
+      : { liveness: "alive", reason: "pid-only" };
+  }
   if (p.info.startToken === null) return { liveness: "unknown", reason: "unverifiable" };
   switch (compareTokens(record.start_token, p.info.startToken)) {
     case "same":
@@ -69,6 +85,11 @@ export class Judge {
       () => this.probe(record.session_pid, fresh),
       (a, b) => this.backend.compareTokens(a, b),
     );
+  }
+
+  /** The backend, with probes going through this judge's cache (one read per pid a call). */
+  cachedBackend(): ProcessBackend {
+    return { ...this.backend, probe: (pid) => this.probe(pid) };
   }
 
   probe(pid: number, fresh = false): Probe {

@@ -49,8 +49,6 @@ const SCRIPT_EXT = /\.(c?js|mjs|ts|py|rb|exe|cmd|bat)$/i;
 const byName = new Map<string, string>();
 for (const [agent, names] of HARNESSES) for (const n of names) byName.set(n, agent);
 
-export const KNOWN_AGENTS: readonly string[] = HARNESSES.map(([agent]) => agent);
-
 function segments(path: string): string[] {
   return path.split(/[\\/]+/).filter((s) => s !== "");
 }

@@ -158,6 +158,32 @@ export function validateRecord(
   return { record };
 }
 
+/** Every record field null: the base of rows that no valid record stands behind. */
+export const NULL_RECORD: Readonly<{ [K in keyof SessionRecord]: null }> = {
+  schema: null,
+  session_pid: null,
+  pid_source: null,
+  pid_verified: null,
+  start_token: null,
+  process_started_at: null,
+  boot_id: null,
+  machine_id: null,
+  pid_ns: null,
+  host: null,
+  agent: null,
+  runtime: null,
+  session_id: null,
+  cwd: null,
+  tmux_pane: null,
+  registered_at: null,
+  registrar: null,
+};
+
+/** Epoch milliseconds as RFC 3339 (UTC), or null. */
+export function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
 /** The row for a file that is not a valid record: every field it could not vouch for is null. */
 export function malformedRow(
   path: string,
@@ -167,23 +193,10 @@ export function malformedRow(
   detail: string,
 ): Row {
   return {
-    schema: null,
+    ...NULL_RECORD,
     session_pid: filePid,
-    pid_source: null,
-    pid_verified: null,
-    start_token: null,
-    process_started_at: null,
-    boot_id: null,
-    machine_id: null,
-    pid_ns: null,
     host: hostDir,
-    agent: null,
-    runtime: null,
-    session_id: null,
-    cwd: null,
-    tmux_pane: null,
-    registered_at: mtimeMs === null ? null : new Date(mtimeMs).toISOString(),
-    registrar: null,
+    registered_at: isoOrNull(mtimeMs),
     liveness: "unknown",
     reason: "malformed",
     path,

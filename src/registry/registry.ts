@@ -16,6 +16,8 @@ import {
 import {
   ensureHostDir,
   type Entry,
+  hostDir,
+  hostDirPath,
   join,
   listHostDirs,
   malformedFrom,
@@ -23,7 +25,6 @@ import {
   readHostDir,
   recordPath,
   removeQuietly,
-  sessionsDir,
   TEMP_NAME,
   withLock,
   writeAtomic,
@@ -63,7 +64,7 @@ export async function writeRecord(
   home: string,
   record: SessionRecord,
   judge: Judge,
-): Promise<{ path: string; cleaned: number }> {
+): Promise<string> {
   const dir = ensureHostDir(home, record.host);
   const path = recordPath(home, record.host, record.session_pid);
   return await withLock(dir, () => {
@@ -77,17 +78,13 @@ export async function writeRecord(
       () => pause("register:before-rename", home),
     );
     pause("register:before-cleanup", home);
-    let cleaned = 0;
     try {
-      cleaned = removeWhere(
-        home,
-        hostDirNameOf(record.host),
-        judge,
-        (row) => row.liveness === "dead",
-        { limit: REGISTER_CLEANUP_LIMIT, skip: `${record.session_pid}.json` },
-      ).removed.length;
-    } catch { /* best effort */ }
-    return { path, cleaned };
+      removeWhere(home, hostDirNameOf(record.host), judge, (row) => row.liveness === "dead", {
+        limit: REGISTER_CLEANUP_LIMIT,
+        skip: `${record.session_pid}.json`,
+      });
+    } catch { /* best effort: a failed cleanup never fails the registration */ }
+    return path;
   });
 }
 
@@ -117,7 +114,7 @@ export function removeWhere(
     skip?: string;
   } = {},
 ): { removed: Row[]; seen: number } {
-  const dir = join(sessionsDir(home), hostDirName);
+  const dir = hostDirPath(home, hostDirName);
   const removed: Row[] = [];
   let seen = 0;
   let names: string[];
@@ -180,7 +177,7 @@ export async function prune(
   const removed: Row[] = [];
   let seen = 0;
   for (const name of listHostDirs(home)) {
-    const dir = join(sessionsDir(home), name);
+    const dir = hostDirPath(home, name);
     const pick = (row: Row) => {
       if (row.liveness === "dead") return true;
       if (row.liveness !== "unknown" || olderThanMs === null) return false;
@@ -209,6 +206,13 @@ export async function prune(
   };
 }
 
+/** This host's record for `pid`, judged now with a fresh probe; null when there is none. */
+export function readRecordRow(home: string, host: string, pid: number, judge: Judge): Row | null {
+  const dirName = hostDirNameOf(host);
+  const entry = readEntry(hostDirPath(home, dirName), dirName, `${pid}.json`);
+  return entry === null ? null : toRow(entry, judge, true);
+}
+
 /** What `removeRecordIf` did with the record of one pid. */
 export type RemoveOutcome =
   | { outcome: "no-record"; row: null }
@@ -227,14 +231,10 @@ export async function removeRecordIf(
   judge: Judge,
   isTheirs: (row: Row) => boolean,
 ): Promise<RemoveOutcome> {
-  const dirName = hostDirNameOf(host);
-  const dir = join(sessionsDir(home), dirName);
-  const name = `${pid}.json`;
-  if (readEntry(dir, dirName, name) === null) return { outcome: "no-record", row: null };
-  return await withLock(dir, (): RemoveOutcome => {
-    const entry = readEntry(dir, dirName, name);
-    if (entry === null) return { outcome: "no-record", row: null };
-    const row = toRow(entry, judge, true);
+  if (readRecordRow(home, host, pid, judge) === null) return { outcome: "no-record", row: null };
+  return await withLock(hostDir(home, host), (): RemoveOutcome => {
+    const row = readRecordRow(home, host, pid, judge);
+    if (row === null) return { outcome: "no-record", row: null };
     if (!isTheirs(row)) return { outcome: "kept", row };
     try {
       Deno.removeSync(row.path);

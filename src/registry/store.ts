@@ -40,7 +40,12 @@ export function sessionsDir(home: string): string {
 }
 
 export function hostDir(home: string, host: string): string {
-  return join(home, "sessions", hostDirName(host));
+  return hostDirPath(home, hostDirName(host));
+}
+
+/** The path of a host directory by its (already safe) directory name. */
+export function hostDirPath(home: string, dirName: string): string {
+  return join(sessionsDir(home), dirName);
 }
 
 export function recordPath(home: string, host: string, pid: number): string {
@@ -123,7 +128,7 @@ export function listHostDirs(home: string): string[] {
 
 /** Every record-named file in one host directory, read safely. */
 export function readHostDir(home: string, hostDirNameValue: string): Entry[] {
-  const dir = join(sessionsDir(home), hostDirNameValue);
+  const dir = hostDirPath(home, hostDirNameValue);
   const out: Entry[] = [];
   let names: string[];
   try {
