@@ -91,6 +91,13 @@ export function parseArgs(argv: readonly string[]): Parsed {
         `Unexpected argument for ${cmd.name}: ${out.positionals[pos.max]}. Usage: ${cmd.usage}`,
       );
     }
+    const choices = pos.choices;
+    const bad = choices ? out.positionals.find((p) => !choices.includes(p)) : undefined;
+    if (choices && bad !== undefined) {
+      throw new UsageError(
+        `Invalid ${pos.name}: expected one of ${choices.join(", ")}, got ${JSON.stringify(bad)}`,
+      );
+    }
     if (out.positionals.length < pos.min) {
       throw new UsageError(`Missing ${pos.name} for ${cmd.name}. Usage: ${cmd.usage}`);
     }

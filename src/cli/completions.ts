@@ -3,10 +3,9 @@
  * (commands, flags, flag values), so they can never offer what the parser would reject.
  * Each generator is pure: a model of the table in, a script out.
  */
-import { UsageError } from "../errors.ts";
 import type { Parsed } from "./args.ts";
 import type { Context } from "./context.ts";
-import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS } from "./spec.ts";
+import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, SHELLS } from "./spec.ts";
 
 /** What a flag's value completes to. */
 export type ValueKind =
@@ -38,7 +37,7 @@ export interface Model {
 }
 
 /** The shells there is a generator for; also what `completions SHELL` completes to. */
-export const SHELLS = ["bash", "zsh", "fish"] as const;
+export { SHELLS };
 export type Shell = typeof SHELLS[number];
 
 /** Only plain words go into a script unquoted; anything else is a bug in the table. */
@@ -67,7 +66,7 @@ function flagModel(f: FlagSpec): FlagModel {
 }
 
 function positionalWords(c: CommandSpec): readonly string[] {
-  return c.positionals?.name === "SHELL" ? SHELLS : [];
+  return c.positionals?.choices ?? [];
 }
 
 /** Pure: the part of the command table that completion needs. */
@@ -347,13 +346,9 @@ export function script(shell: Shell, model = buildModel()): string {
 }
 
 export function run(ctx: Context, args: Parsed): number {
-  const shell = args.positionals[0];
-  if (!(SHELLS as readonly string[]).includes(shell)) {
-    throw new UsageError(
-      `Invalid SHELL: expected one of ${SHELLS.join(", ")}, got ${JSON.stringify(shell)}`,
-    );
-  }
-  const text = script(shell as Shell);
+  // The parser has checked it against the command table's choices.
+  const shell = args.positionals[0] as Shell;
+  const text = script(shell);
   if (ctx.json) ctx.printJson({ shell, script: text });
   else ctx.out(text);
   return 0;

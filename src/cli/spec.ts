@@ -27,10 +27,13 @@ export interface CommandSpec {
   usage: string;
   flags: FlagSpec[];
   /** The positional arguments: a name for messages, and how many are accepted. */
-  positionals?: { name: string; min: number; max: number };
+  positionals?: { name: string; min: number; max: number; choices?: readonly string[] };
   details?: string;
   load: () => Promise<CommandModule>;
 }
+
+/** The shells `roster completions` writes scripts for. */
+export const SHELLS = ["bash", "zsh", "fish"] as const;
 
 export const GLOBAL_FLAGS: FlagSpec[] = [
   {
@@ -170,7 +173,7 @@ export const COMMANDS: CommandSpec[] = [
     summary: "Print a shell completion script",
     usage: "roster completions bash|zsh|fish",
     flags: [],
-    positionals: { name: "SHELL", min: 1, max: 1 },
+    positionals: { name: "SHELL", min: 1, max: 1, choices: SHELLS },
     load: () => import("./completions.ts"),
   },
   {
