@@ -1,59 +1,24 @@
 /**
  * The continuation commands: `continuation-plan` writes a plan from a registry row,
  * `continuation-release` releases it, and `continuation-check` gives the verdict for a
- * resumed session and, with `--claim`, makes it at most once under `dispatch.lock`.
- * Validation and output live here; the decision is src/continuation/rules.ts, the files
- * src/continuation/ledger.ts.
+ * resumed session and, with `--claim`, makes it at most once. Flags, `--facts` and output
+ * live here; the flows are src/continuation/check.ts and plan.ts, the decision rules.ts.
  */
 import { parseDuration } from "../duration.ts";
-import { pause, pauseSetting } from "../pause.ts";
-import { RosterError, UsageError } from "../errors.ts";
-import { appendAudit, auditHasClaim, readAuditText } from "../continuation/audit.ts";
-import { exists } from "../continuation/files.ts";
-import {
-  claimPath,
-  claimUnfinished,
-  createClaim,
-  createSkip,
-  defaultLedger,
-  ensureLedger,
-  readClaim,
-  readOutcomeId,
-  readPlan,
-  readSkip,
-  readState,
-  writeLastDispatch,
-  writeOutcome,
-  writePlan,
-} from "../continuation/ledger.ts";
-import { acquireDispatchLock, type HeldLock } from "../continuation/lock.ts";
+import { pauseSetting } from "../pause.ts";
+import { UsageError } from "../errors.ts";
+import { checkContinuation, type Claimed } from "../continuation/check.ts";
+import { openJudged, readUpTo } from "../continuation/files.ts";
+import { defaultLedger } from "../continuation/ledger.ts";
+import { createPlan, releasePlan } from "../continuation/plan.ts";
+import { EXIT_CODES, type Facts, parseFacts, type Verdict } from "../continuation/rules.ts";
 import { isValidKey, KEY_RULE, type Plan } from "../continuation/schema.ts";
-import { dispatchMessage } from "../continuation/message.ts";
-import {
-  decide,
-  EXIT_CODES,
-  type Facts,
-  mayWriteSkip,
-  parseFacts,
-  type Situation,
-  type Verdict,
-} from "../continuation/rules.ts";
-import type { Judge } from "../registry/liveness.ts";
 import { parsePid } from "../registry/owner.ts";
-import { hostDirName, type Liveness, type Row } from "../registry/record.ts";
-import { readRows } from "../registry/registry.ts";
-import { randomHex } from "../registry/store.ts";
 import type { Parsed } from "./args.ts";
 import type { Context } from "./context.ts";
 
 const MAX_FACTS_BYTES = 64 * 1024;
 const MAX_MARKER = 4096;
-/** How long a check waits for a live lock holder before answering wait. */
-const CHECK_LOCK_PATIENCE_MS = 500;
-/** The `until` of a wait for the lock: soon. */
-const LOCK_RETRY_MS = 1_000;
-/** plan and release are not on a hook's hot path: they wait longer. */
-const ADMIN_LOCK_PATIENCE_MS = 10_000;
 export const DEFAULT_DEADLINE = "1h";
 export const DEFAULT_SPACING = "5s";
 
@@ -81,17 +46,14 @@ function ledgerDir(ctx: Context, args: Parsed): string {
   return flag ?? defaultLedger(ctx.home);
 }
 
+/** At most 64 KiB of `read`, as UTF-8 text; `what` names the source in errors. */
 function readCapped(read: (buf: Uint8Array) => number | null, what: string): string {
-  const buf = new Uint8Array(MAX_FACTS_BYTES + 1);
-  let off = 0;
-  while (off < buf.length) {
-    const n = read(buf.subarray(off));
-    if (n === null || n === 0) break;
-    off += n;
+  const bytes = readUpTo(read, MAX_FACTS_BYTES);
+  if (bytes.length > MAX_FACTS_BYTES) {
+    throw new UsageError(`Invalid --facts: larger than 64 KiB: ${what}`);
   }
-  if (off > MAX_FACTS_BYTES) throw new UsageError(`Invalid --facts: larger than 64 KiB: ${what}`);
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(buf.subarray(0, off));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw new UsageError(`Invalid --facts: ${what} is not valid UTF-8`);
   }
@@ -125,9 +87,8 @@ function readFactsFile(path: string): string {
     throw new UsageError(`Invalid --facts: larger than 64 KiB: ${path}`);
   }
   try {
-    using file = Deno.openSync(path, { read: true });
-    const opened = file.statSync();
-    if (!opened.isFile || opened.ino !== info.ino || opened.dev !== info.dev) {
+    using file = openJudged(path, info, { read: true });
+    if (file === null) {
       throw new UsageError(`Invalid --facts: the file changed while being opened: ${path}`);
     }
     return readCapped((b) => file.readSync(b), path);
@@ -169,7 +130,7 @@ type Printed = {
   would?: Printed;
 };
 
-function toPrinted(v: Verdict, claimed?: { id: string; message: string }): Printed {
+function toPrinted(v: Verdict, claimed?: Claimed): Printed {
   switch (v.kind) {
     case "dispatch":
       return claimed
@@ -214,295 +175,27 @@ function oneLine(p: Printed, nested = false): string {
 }
 
 // ---------------------------------------------------------------------------------------
-// continuation-check
-
-function livenessOfPid(judge: Judge, pid: number): Liveness {
-  const p = judge.probe(pid, true);
-  if (p.kind === "unsupported") return "unknown";
-  return p.kind === "exists" && !p.info.zombie ? "alive" : "dead";
-}
-
-interface Read {
-  situation: Situation;
-  /** What was wrong with a damaged plan, for a note on stderr. */
-  planProblem: string | null;
-}
-
-/** Reads the ledger and judges the owner and watchdog: everything decide() needs. */
-function observe(
-  dir: string,
-  key: string,
-  facts: Facts,
-  judge: Judge,
-  expectedToken: string | null,
-): Read {
-  const now = Date.now();
-  const state = readState(dir, key, now);
-  const plan = state.plan?.ok ? state.plan.plan : null;
-  return {
-    situation: {
-      plan,
-      expectedToken,
-      claimed: state.claimed,
-      skip: state.skip,
-      now,
-      lastDispatchMs: state.lastDispatchMs,
-      owner: plan === null ? null : judge.judge(plan.session, true).liveness,
-      mode: state.mode,
-      hold: state.hold,
-      facts,
-      watchdog: typeof facts.watchdog_pid === "number"
-        ? livenessOfPid(judge, facts.watchdog_pid)
-        : null,
-    },
-    planProblem: state.plan !== null && !state.plan.ok ? state.plan.problem : null,
-  };
-}
-
-/**
- * The claim pass, under dispatch.lock: decide again from the files as they are now, then
- * make a dispatch or a skip durable. Returns the final verdict and, for a dispatch, the
- * continuation id and message.
- */
-async function claimUnderLock(
-  dir: string,
-  key: string,
-  facts: Facts,
-  judge: Judge,
-  expectedToken: string | null,
-  note: (message: string) => void,
-): Promise<{ verdict: Verdict; claimed?: { id: string; message: string } }> {
-  const attempt = await acquireDispatchLock(dir, judge, CHECK_LOCK_PATIENCE_MS);
-  if ("busy" in attempt) {
-    return { verdict: { kind: "wait", until: Date.now() + LOCK_RETRY_MS, reason: "locked" } };
-  }
-  const lock: HeldLock = attempt.held;
-  try {
-    pause("after-lock", dir);
-    const { situation: s } = observe(dir, key, facts, judge, expectedToken);
-    const verdict = decide(s);
-    if (s.mode === "dry-run" || s.plan === null) return { verdict };
-    const plan = s.plan;
-    const at = new Date(s.now).toISOString();
-    if (verdict.kind === "stop" && verdict.reason === "claimed") {
-      // Claimed since the first look. Its dispatcher held this lock until done, so an
-      // outcome still missing now means that dispatcher died: finish what it left.
-      await bestEffort(() => recoverClaimUnderLock(dir, key), key, note);
-      return { verdict };
-    }
-    if (verdict.kind === "dispatch") {
-      const id = randomHex(12);
-      if (!createClaim(dir, { key, token: plan.token, continuation_id: id, pid: Deno.pid, at })) {
-        return { verdict: { kind: "stop", reason: "claimed" } };
-      }
-      // The dispatch is durable from here. A crash before the audit line below leaves a claim
-      // without one: the next claiming check of this key appends it (recoverClaimUnderLock).
-      pause("after-claim", dir);
-      appendAudit(dir, { event: "claim", key, token: plan.token, continuation_id: id });
-      writeLastDispatch(dir, s.now);
-      pause("before-outcome", dir);
-      writeOutcome(dir, key, {
-        outcome: "dispatched",
-        continuation_id: id,
-        at,
-        key,
-        token: plan.token,
-        pid: Deno.pid,
-      });
-      return { verdict, claimed: { id, message: dispatchMessage(plan, id) } };
-    }
-    // A skip is final, so only for the released plan the first decision saw (mayWriteSkip).
-    if (
-      verdict.kind === "skip" && mayWriteSkip(plan, expectedToken) && !s.claimed &&
-      !exists(claimPath(dir, key))
-    ) {
-      const record = {
-        class: verdict.class,
-        reason: verdict.reason,
-        token: plan.token,
-        pid: Deno.pid,
-        at,
-      };
-      if (createSkip(dir, key, record)) {
-        appendAudit(dir, {
-          event: "skip",
-          key,
-          token: plan.token,
-          class: verdict.class,
-          reason: verdict.reason,
-        });
-        writeOutcome(dir, key, {
-          outcome: "skipped",
-          continuation_id: null,
-          at,
-          key,
-          token: plan.token,
-          class: verdict.class,
-          reason: verdict.reason,
-        });
-      }
-    }
-    return { verdict };
-  } finally {
-    lock.release();
-  }
-}
-
-/**
- * Completes a claim whose dispatcher died before writing the outcome; the caller holds
- * dispatch.lock. A dispatcher holds that lock from before the claim until after the outcome,
- * so under it a claim without a matching outcome is a dead dispatcher's. Appends the claim's
- * audit line, marked `recovered`, when the dispatcher died before appending it, then writes
- * the outcome `lost`: a dispatch is printed only after its outcome is written, so this one
- * never was, and it never will be (at most once). Idempotent: the outcome ends it.
- */
-function recoverClaimUnderLock(dir: string, key: string) {
-  const claim = readClaim(dir, key);
-  // A claim roster cannot read names no continuation: it still counts, but there is
-  // nothing to audit it by.
-  if (claim === null || !claimUnfinished(claim, readOutcomeId(dir, key))) return;
-  if (!auditHasClaim(readAuditText(dir), claim.continuation_id)) {
-    appendAudit(dir, {
-      event: "claim",
-      key,
-      token: claim.token,
-      continuation_id: claim.continuation_id,
-      recovered: true,
-    });
-  }
-  writeOutcome(dir, key, {
-    outcome: "lost",
-    continuation_id: claim.continuation_id,
-    at: new Date().toISOString(),
-    key,
-    token: claim.token,
-    pid: Deno.pid,
-    claim_pid: claim.pid,
-    recovered: true,
-  });
-}
-
-/** Recovery only completes a record: whatever it meets, the verdict stands, with a note. */
-async function bestEffort(
-  fn: () => void | Promise<void>,
-  key: string,
-  note: (message: string) => void,
-) {
-  try {
-    await fn();
-  } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    note(`roster: note: could not complete the record of ${key}'s claim (${why})`);
-  }
-}
-
-/**
- * For a claiming check that found the key claimed: when the claim has no outcome yet, take
- * the lock (reclaiming it from a dead dispatcher) and recover. Cheap when all is well: two
- * small reads and no lock. A lock held by a live owner (perhaps the dispatcher, still at
- * work) is left to it: the next check tries again.
- */
-async function recoverClaim(dir: string, key: string, judge: Judge) {
-  const claim = readClaim(dir, key);
-  if (claim === null || !claimUnfinished(claim, readOutcomeId(dir, key))) return;
-  const attempt = await acquireDispatchLock(dir, judge, CHECK_LOCK_PATIENCE_MS);
-  if ("busy" in attempt) return;
-  try {
-    recoverClaimUnderLock(dir, key);
-  } finally {
-    attempt.held.release();
-  }
-}
+// Commands
 
 export async function check(ctx: Context, args: Parsed): Promise<number> {
   const key = requireKey(args);
   const facts = readFacts(args);
   const dir = ledgerDir(ctx, args);
+  // ROSTER_TEST_PAUSE_AT is read now, so that a bad value is a usage error before any work.
   pauseSetting();
   const judge = await ctx.judge();
-  const first = observe(dir, key, facts, judge, null);
-  if (first.planProblem !== null) {
-    ctx.err(`roster: note: the plan of ${key} is damaged (${first.planProblem})`);
-  }
-  const note = (message: string) => ctx.err(message);
-  let verdict = decide(first.situation);
-  let claimed: { id: string; message: string } | undefined;
-  // Only a released plan can be claimed or skipped. Without one there is nothing to write
-  // (and perhaps no ledger), and a skip decided before the release (rule 1 comes first) must
-  // not decide the key for good: the first answer stands, and no lock is taken for it.
-  const plan = first.situation.plan;
-  const writes = verdict.kind === "dispatch"
-    ? plan !== null
-    : verdict.kind === "skip"
-    ? mayWriteSkip(plan, null)
-    : false;
-  const claiming = args.has("claim") && first.situation.mode !== "dry-run";
-  if (claiming && writes) {
-    // Dispatch and skip are made durable only from a decision taken again under the lock.
-    ({ verdict, claimed } = await claimUnderLock(
-      dir,
-      key,
-      facts,
-      judge,
-      first.situation.plan?.token ?? null,
-      note,
-    ));
-  } else if (claiming && verdict.kind === "stop" && verdict.reason === "claimed") {
-    await bestEffort(() => recoverClaim(dir, key, judge), key, note);
-  }
+  const { verdict, claimed } = await checkContinuation({
+    dir,
+    key,
+    facts,
+    judge,
+    claim: args.has("claim"),
+    note: (message) => ctx.err(message),
+  });
   const printed = toPrinted(verdict, claimed);
   if (ctx.json) ctx.printJson(printed);
   else ctx.out(oneLine(printed));
   return EXIT_CODES[verdict.kind];
-}
-
-// ---------------------------------------------------------------------------------------
-// continuation-plan and continuation-release
-
-/** Runs `fn` holding dispatch.lock, so plan changes never interleave with a claim. */
-async function underLock<T>(dir: string, judge: Judge, fn: () => T): Promise<T> {
-  const attempt = await acquireDispatchLock(dir, judge, ADMIN_LOCK_PATIENCE_MS);
-  if ("busy" in attempt) {
-    throw new RosterError(
-      `Could not take the dispatch lock in 10 s: held by pid ${attempt.busy.pid}: ${dir}`,
-    );
-  }
-  try {
-    return fn();
-  } finally {
-    attempt.held.release();
-  }
-}
-
-/** The registry row of `pid`: this host's when several hosts have one. */
-function findRow(ctx: Context, judge: Judge, pid: number): Row {
-  const rows = readRows(ctx.home, judge).filter((r) => r.session_pid === pid);
-  const here = rows.filter((r) => r.host === ctx.host || r.host === hostDirName(ctx.host));
-  const pick = here.length === 1 ? here : rows;
-  if (pick.length === 0) {
-    throw new UsageError(
-      `Invalid --session: no record for pid ${pid} in ${ctx.home} (see roster list --all)`,
-    );
-  }
-  if (pick.length > 1) {
-    throw new UsageError(`Invalid --session: pid ${pid} has records on several hosts`);
-  }
-  const row = pick[0];
-  if (row.malformed) {
-    throw new UsageError(
-      `Invalid --session: the record of pid ${pid} is malformed (${row.detail}): ${row.path}`,
-    );
-  }
-  return row;
-}
-
-function refuseDecided(dir: string, key: string) {
-  if (exists(claimPath(dir, key))) {
-    throw new UsageError(`Invalid --key: ${key} is already claimed; plan under a new key`);
-  }
-  if (readSkip(dir, key) !== null) {
-    throw new UsageError(`Invalid --key: ${key} is already skipped; plan under a new key`);
-  }
 }
 
 function printPlan(ctx: Context, plan: Plan, verb: string) {
@@ -531,46 +224,24 @@ export async function plan(ctx: Context, args: Parsed): Promise<number> {
       "Invalid --not-before: must be shorter than --deadline, or the plan could never dispatch",
     );
   }
-  const marker = args.get("frozen-marker") ?? null;
-  if (marker !== null && marker.length > MAX_MARKER) {
+  const frozenMarker = args.get("frozen-marker") ?? null;
+  if (frozenMarker !== null && frozenMarker.length > MAX_MARKER) {
     throw new UsageError(`Invalid --frozen-marker: longer than ${MAX_MARKER} characters`);
   }
   const dir = ledgerDir(ctx, args);
   const judge = await ctx.judge();
-  const row = findRow(ctx, judge, pid);
-  const now = Date.now();
-  const iso = (ms: number) => new Date(now + ms).toISOString();
-  const value: Plan = {
-    schema: 1,
+  const planned = await createPlan({ dir, home: ctx.home, host: ctx.host, judge }, {
     key,
-    token: randomHex(16),
-    state: args.has("release") ? "released" : "planned",
-    session: {
-      session_pid: pid,
-      start_token: row.start_token,
-      boot_id: row.boot_id,
-      host: row.host!,
-      session_id: row.session_id,
-      agent: row.agent,
-      runtime: row.runtime,
-      cwd: row.cwd,
-      tmux_pane: row.tmux_pane,
-    },
-    frozen_marker: marker,
-    // Roster sees the interruption only as a dead owner: at or before now.
-    interrupted_at: row.liveness === "dead" ? new Date(now).toISOString() : null,
+    pid,
+    deadlineMs,
+    notBeforeMs,
+    spacingMs,
+    frozenMarker,
+    // The parser accepts only the choices spec.ts lists: signal or hard.
     cause: (args.get("cause") ?? null) as Plan["cause"],
-    tool_calls: [],
-    not_before: notBeforeMs === null ? null : iso(notBeforeMs),
-    deadline: iso(deadlineMs),
-    spacing_ms: spacingMs,
-  };
-  ensureLedger(dir);
-  await underLock(dir, judge, () => {
-    refuseDecided(dir, key);
-    writePlan(dir, value);
+    release: args.has("release"),
   });
-  printPlan(ctx, value, "Planned");
+  printPlan(ctx, planned, "Planned");
   return 0;
 }
 
@@ -578,20 +249,6 @@ export async function release(ctx: Context, args: Parsed): Promise<number> {
   const key = requireKey(args);
   const dir = ledgerDir(ctx, args);
   const judge = await ctx.judge();
-  if (readPlan(dir, key) === null) {
-    throw new UsageError(`Invalid --key: no plan for ${key} in ${dir}`);
-  }
-  ensureLedger(dir);
-  const released = await underLock(dir, judge, () => {
-    const read = readPlan(dir, key);
-    if (read === null) throw new UsageError(`Invalid --key: no plan for ${key} in ${dir}`);
-    if (!read.ok) {
-      throw new RosterError(`Could not release: the plan is damaged (${read.problem}): ${key}`);
-    }
-    const next: Plan = { ...read.plan, state: "released" };
-    if (read.plan.state !== "released") writePlan(dir, next);
-    return next;
-  });
-  printPlan(ctx, released, "Released");
+  printPlan(ctx, await releasePlan(dir, judge, key), "Released");
   return 0;
 }

@@ -114,15 +114,6 @@ export function readOutcomeId(dir: string, key: string): string | null | undefin
   return read !== null && "value" in read ? outcomeIdOf(read.value) : undefined;
 }
 
-/**
- * Pure: whether a claim was left unfinished. A dispatcher writes the outcome last, and holds
- * the lock from before the claim until after it; so a claim whose outcome does not name it
- * is one whose dispatcher died (or, without the lock, may still be at work).
- */
-export function claimUnfinished(claim: ClaimRecord, outcomeId: string | null | undefined) {
-  return outcomeId !== claim.continuation_id;
-}
-
 // ---------------------------------------------------------------------------------------
 // Writing
 

@@ -12,6 +12,10 @@ import { json, readJsonFile } from "./files.ts";
 import { type LockOwner, validateLockOwner } from "./schema.ts";
 
 export const LOCK_FILE = "dispatch.lock";
+/** How long a check waits for a live lock holder: it runs on a hook's hot path. */
+export const CHECK_LOCK_PATIENCE_MS = 500;
+/** plan and release are not on a hook's hot path: they wait longer. */
+export const ADMIN_LOCK_PATIENCE_MS = 10_000;
 
 export interface HeldLock {
   path: string;

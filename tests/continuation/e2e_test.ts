@@ -13,6 +13,7 @@ import {
   tempDir,
   writeJson,
 } from "../helpers.ts";
+import { FACTS, PANE } from "./fixtures.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
 import type { Row } from "../../src/registry/record.ts";
 
@@ -25,21 +26,6 @@ interface Printed {
   message?: string;
   would?: Printed;
 }
-
-const PANE = "%7";
-/** What a resumed harness reports when nothing stands in the way. */
-const FACTS = {
-  ack_resumed: true,
-  session_id: "S1",
-  pane_key: PANE,
-  last_entry_id: "m1",
-  idle: true,
-  pending_messages: 0,
-  editor_text: "",
-  user_active: false,
-  prompt_open: false,
-  watchdog_pid: null,
-};
 
 /** A registered session whose process is gone (killed and reaped). */
 async function deadSession(home: string, sessionId = "S1"): Promise<number> {

@@ -1,5 +1,7 @@
-/** Small helpers the ledger's unit tests share. */
+/** Fixtures and small helpers the continuation tests share. */
 import { assert } from "../assert.ts";
+import type { Facts } from "../../src/continuation/rules.ts";
+import type { Plan } from "../../src/continuation/schema.ts";
 import { Judge } from "../../src/registry/liveness.ts";
 import { processBackend } from "../../src/process/mod.ts";
 
@@ -23,3 +25,44 @@ export const put = (path: string, text: string, mode = 0o600) => {
 export function iso() {
   return new Date().toISOString();
 }
+
+/** A released plan, valid as it stands. */
+export const PLAN: Plan = {
+  schema: 1,
+  key: "k1",
+  token: "t1",
+  state: "released",
+  session: {
+    session_pid: 4242,
+    start_token: "99",
+    boot_id: null,
+    host: "h",
+    session_id: "S1",
+    agent: "claude",
+    runtime: null,
+    cwd: "/w",
+    tmux_pane: null,
+  },
+  frozen_marker: null,
+  interrupted_at: null,
+  cause: null,
+  tool_calls: [],
+  not_before: null,
+  deadline: null,
+  spacing_ms: 0,
+};
+
+export const PANE = "%7";
+/** What a resumed harness reports when nothing stands in the way. */
+export const FACTS = {
+  ack_resumed: true,
+  session_id: "S1",
+  pane_key: PANE,
+  last_entry_id: "m1",
+  idle: true,
+  pending_messages: 0,
+  editor_text: "",
+  user_active: false,
+  prompt_open: false,
+  watchdog_pid: null,
+} satisfies Facts;

@@ -1,7 +1,7 @@
 /** The ledger's files: safe reads, exclusive creation, atomic writes, and the audit log. */
 import { assert, assertEquals, assertMatch, assertThrows } from "../assert.ts";
 import { tempDir } from "../helpers.ts";
-import { iso, mkfifo, put } from "./fixtures.ts";
+import { iso, mkfifo, PLAN, put } from "./fixtures.ts";
 import {
   appendAudit,
   auditHasClaim,
@@ -10,7 +10,6 @@ import {
 } from "../../src/continuation/audit.ts";
 import {
   claimPath,
-  claimUnfinished,
   createClaim,
   createSkip,
   ensureLedger,
@@ -26,33 +25,9 @@ import {
   writeOutcome,
   writePlan,
 } from "../../src/continuation/ledger.ts";
-import { isValidKey, type Plan, validatePlan } from "../../src/continuation/schema.ts";
+import { claimUnfinished } from "../../src/continuation/recover.ts";
+import { isValidKey, validatePlan } from "../../src/continuation/schema.ts";
 import { RosterError } from "../../src/errors.ts";
-
-const PLAN: Plan = {
-  schema: 1,
-  key: "k1",
-  token: "t1",
-  state: "released",
-  session: {
-    session_pid: 4242,
-    start_token: "99",
-    boot_id: null,
-    host: "h",
-    session_id: "S1",
-    agent: "claude",
-    runtime: null,
-    cwd: "/w",
-    tmux_pane: null,
-  },
-  frozen_marker: null,
-  interrupted_at: null,
-  cause: null,
-  tool_calls: [],
-  not_before: null,
-  deadline: null,
-  spacing_ms: 0,
-};
 
 const AT = "2026-03-01T12:00:00.000Z";
 

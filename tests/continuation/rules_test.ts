@@ -1,5 +1,6 @@
 /** The pure decision: every rule in order, every verdict, each fact missing in turn. */
 import { assert, assertEquals } from "../assert.ts";
+import { FACTS as HARNESS_FACTS } from "./fixtures.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
 import {
   decide,
@@ -41,18 +42,7 @@ const PLAN: Plan = {
 };
 
 /** Facts under which the base situation dispatches. */
-const FACTS: Required<Facts> = {
-  ack_resumed: true,
-  session_id: "S1",
-  pane_key: "%3",
-  last_entry_id: "m1",
-  idle: true,
-  pending_messages: 0,
-  editor_text: "",
-  user_active: false,
-  prompt_open: false,
-  watchdog_pid: null,
-};
+const FACTS: Required<Facts> = { ...HARNESS_FACTS, pane_key: "%3" };
 
 function base(over: Partial<Situation> = {}, facts: Partial<Facts> = {}): Situation {
   return {
