@@ -119,6 +119,12 @@ const FILES: FileCase[] = [
     expect: malformed(/UTF-8/),
   },
   {
+    name: "invalid UTF-8: bytes 0xff 0xfe inside an object",
+    file: next(),
+    make: (p) => write(p, new Uint8Array([0x7b, 0xff, 0xfe, 0x7d])),
+    expect: malformed(/UTF-8/),
+  },
+  {
     name: "UTF-16 with BOM",
     file: next(),
     make: (p) => write(p, new Uint8Array([0xff, 0xfe, 0x7b, 0x00, 0x7d, 0x00])),
@@ -309,6 +315,15 @@ const FILES: FileCase[] = [
     expect: malformed(/writable by group or others/),
   },
   {
+    name: "world-writable",
+    file: next(),
+    make: (p, g) => {
+      write(p, json(withPid(g, p.split("/").pop()!)));
+      Deno.chmodSync(p, 0o666);
+    },
+    expect: malformed(/writable by group or others/),
+  },
+  {
     name: "hard link to the good record",
     file: next(),
     make: (p, _g, goodPath) => Deno.linkSync(goodPath, p),
@@ -330,6 +345,18 @@ const FILES: FileCase[] = [
     name: "hidden file",
     file: ".2998.json",
     make: (p, g) => write(p, json(g)),
+    expect: { row: "ignored" },
+  },
+  {
+    name: "hidden temp file",
+    file: ".2997.json.tmp",
+    make: (p, g) => write(p, json(g)),
+    expect: { row: "ignored" },
+  },
+  {
+    name: "not a record name",
+    file: "notes.txt",
+    make: (p) => write(p, "ignored"),
     expect: { row: "ignored" },
   },
   {
@@ -376,6 +403,7 @@ Deno.test("hostile files in the store", async (t) => {
       if (c.expect.row === "malformed") {
         assertEquals([row.liveness, row.reason, row.malformed], ["unknown", "malformed", true]);
         assertMatch(row.detail ?? "", c.expect.detail);
+        assert(row.registered_at !== null, "a malformed row is dated by its file");
       } else {
         assertEquals(row.malformed, false);
       }
@@ -384,9 +412,18 @@ Deno.test("hostile files in the store", async (t) => {
   await t.step("the good record is listed alive beside them", () => {
     assertEquals(rows.find((x) => x.path === good.path)?.reason, "running");
   });
+  await t.step("a plain list shows the malformed rows and the live one, nothing else", async () => {
+    const shown = await rosterJson<Row[]>(home.path, ["list"]);
+    const malformedNames = FILES.filter((c) => c.expect.row === "malformed").map((c) => c.file);
+    assertEquals(
+      shown.map((x) => x.path).sort(),
+      [good.path, ...malformedNames.map((f) => `${dir}/${f}`)].sort(),
+    );
+  });
   await t.step("the table escapes control characters", async () => {
     const table = await roster(["list", "--all", "--home", home.path]);
     assertEquals(table.code, 0);
+    assert(table.stdout.includes("unknown (malformed)"));
     assert(!table.stdout.includes("\u001b"), "no raw escape reaches the terminal");
     assert(table.stdout.includes("\\x1b[31mred"));
   });
