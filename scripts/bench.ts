@@ -6,8 +6,10 @@
  *
  * Flags: --runs N (default 15), --sizes 10,100,1000,10000, --quick (runs 5, sizes up to 1000).
  */
-import { linuxBackend } from "../src/process/linux.ts";
+import { linuxBackend, parseStat } from "../src/process/linux.ts";
+import { hostDirName } from "../src/registry/record.ts";
 import { V8_FLAGS } from "./build.ts";
+import { median } from "./stats.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -35,10 +37,7 @@ interface Stats {
 }
 
 function stats(samples: number[]): Stats {
-  const s = [...samples].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  const median = s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-  return { median, min: s[0], max: s[s.length - 1], samples };
+  return { median: median(samples), min: Math.min(...samples), max: Math.max(...samples), samples };
 }
 
 function percentile(samples: number[], p: number): number {
@@ -147,15 +146,17 @@ class Sleepers {
 }
 
 const host = Deno.hostname();
-const hostDir = (home: string) => `${home}/sessions/${host.replace(/[^A-Za-z0-9._-]/g, "_")}`;
-const bootId = Deno.readTextFileSync("/proc/sys/kernel/random/boot_id").trim();
+const hostDir = (home: string) => `${home}/sessions/${hostDirName(host)}`;
 const linux = linuxBackend();
+const bootId = linux.bootId();
 const machineId = linux.machineId();
 const pidNs = linux.pidNamespace();
 
+/** The start token roster records for a live pid: starttime from /proc/<pid>/stat. */
 function starttime(pid: number): string {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  const stat = parseStat(Deno.readTextFileSync(`/proc/${pid}/stat`));
+  if (stat === null) throw new Error(`Cannot parse /proc/${pid}/stat`);
+  return stat.starttime;
 }
 
 function record(pid: number, token: string) {

@@ -8,6 +8,7 @@
  * npm packages are run with --no-config/--no-lock so they never enter roster's deno.json or
  * deno.lock: roster itself has no dependencies.
  */
+import { median } from "./stats.ts";
 
 const ROSTER_ARGS = new URL("../src/cli/args.ts", import.meta.url).href;
 const ARGV = ["list", "--state", "dead", "--json", "--home", "/tmp/x"];
@@ -113,12 +114,6 @@ async function timeRun(c: Candidate, file: string): Promise<number> {
     throw new Error(`${c.name}: exit ${r.code}, printed ${JSON.stringify(r.stdout)}\n${r.stderr}`);
   }
   return ms;
-}
-
-export function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
 async function main(): Promise<void> {

@@ -9,6 +9,7 @@
  * literal string, which deno compile follows by itself. Where the compile base (denort) cannot be
  * downloaded, DENORT_BIN names a local one; deno compile reads that variable itself.
  */
+import { VERSION } from "../src/version.ts";
 
 export const TARGETS = [
   "x86_64-unknown-linux-gnu",
@@ -209,9 +210,6 @@ async function compileOne(
 export async function build(opts: Options): Promise<void> {
   const targets = resolveTargets(opts.target, Deno.build.target);
   const denortBin = checkDenortBin(targets, Deno.env.get("DENORT_BIN"));
-  const { version } = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)) as {
-    version: string;
-  };
   opts = { ...opts, out: absolute(opts.out) };
   await Deno.mkdir(opts.out, { recursive: true });
   const sumsPath = `${opts.out}/SHA256SUMS`;
@@ -224,7 +222,7 @@ export async function build(opts: Options): Promise<void> {
     const bytes = await Deno.readFile(`${opts.out}/${name}`);
     sums.push({ name, sha256: await sha256Hex(bytes) });
     console.log(
-      `built ${opts.out}/${name} (roster ${version}, ${(bytes.length / 1e6).toFixed(1)} MB)`,
+      `built ${opts.out}/${name} (roster ${VERSION}, ${(bytes.length / 1e6).toFixed(1)} MB)`,
     );
   }
   const tmp = `${sumsPath}.tmp-${Deno.pid}`;

@@ -5,15 +5,11 @@
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { ROOT, tempDir } from "../helpers.ts";
+import { sha256Hex } from "../../scripts/build.ts";
 
 const INSTALL_SH = `${ROOT}scripts/install.sh`;
 const ASSET = "roster-x86_64-unknown-linux-gnu";
 const STAND_IN = "#!/bin/sh\necho 'roster 0.0.0-test'\n";
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 /** Serves `dir` read-only on loopback; 404 for anything that is not a plain file in it. */
 function serve(dir: string): { url: string } & AsyncDisposable {
@@ -77,7 +73,10 @@ async function fixture(sumsFor: (realHash: string) => string): Promise<Fixture> 
   const tmp = `${root.path}/tmp`;
   for (const d of [release, install, tmp]) await Deno.mkdir(d);
   await Deno.writeTextFile(`${release}/${ASSET}`, STAND_IN);
-  await Deno.writeTextFile(`${release}/SHA256SUMS`, sumsFor(await sha256Hex(STAND_IN)));
+  await Deno.writeTextFile(
+    `${release}/SHA256SUMS`,
+    sumsFor(await sha256Hex(new TextEncoder().encode(STAND_IN))),
+  );
   const server = serve(release);
   return {
     release,
