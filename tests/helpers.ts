@@ -33,7 +33,12 @@ export interface CliOptions {
   stdin?: string;
   /** Environment variables to remove (the test runner's own may leak in). */
   clearEnv?: boolean;
+  /** How long the command may run before it is killed (SIGKILL) and the call throws. */
+  timeoutMs?: number;
 }
+
+/** Above the largest pid_max Linux allows (2^22): no process can ever hold this pid. */
+export const NO_PID = 4_200_000;
 
 const LEAKY = [
   "ROSTER_HOME",
@@ -57,7 +62,14 @@ export function cliArgs(args: string[]): string[] {
   return ["run", "--quiet", ...PERMS, MAIN, ...args];
 }
 
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+/**
+ * Runs roster to completion. A run that outlasts `opts.timeoutMs` (default 60 s) is killed with
+ * SIGKILL and the call throws, naming the command: a hang fails the test instead of stalling it.
+ */
 export async function roster(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const child = new Deno.Command(Deno.execPath(), {
     args: cliArgs(args),
     env: childEnv(opts.env),
@@ -67,12 +79,34 @@ export async function roster(args: string[], opts: CliOptions = {}): Promise<Cli
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  if (opts.stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(opts.stdin));
-    await w.close();
+  const run = (async () => {
+    if (opts.stdin !== undefined) {
+      const w = child.stdin.getWriter();
+      await w.write(new TextEncoder().encode(opts.stdin));
+      await w.close();
+    }
+    return await child.output();
+  })();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<"expired">((ok) => {
+    timer = setTimeout(() => ok("expired"), timeoutMs);
+  });
+  const out = await Promise.race([run, expired]).finally(() => clearTimeout(timer));
+  if (out === "expired") {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* it finished just now */ }
+    await child.status;
+    // Its pipes close with it (unless a grandchild holds them): give the reads a moment.
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      run.catch(() => {}),
+      new Promise((ok) => grace = setTimeout(ok, 1_000)),
+    ]).finally(() => clearTimeout(grace));
+    throw new Error(
+      `roster ${args.join(" ")} did not finish within ${timeoutMs} ms: killed with SIGKILL`,
+    );
   }
-  const out = await child.output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }

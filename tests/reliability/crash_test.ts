@@ -7,6 +7,7 @@ import { assert, assertEquals } from "../assert.ts";
 import {
   cliArgs,
   hostDir,
+  NO_PID,
   roster,
   rosterJson,
   type Sleeper,
@@ -26,9 +27,6 @@ function spawnRoster(args: string[], env: Record<string, string> = {}) {
     stderr: "null",
   }).spawn();
 }
-
-/** Above the largest pid_max Linux allows (2^22): no process can ever hold these pids. */
-const NO_PID = 4_200_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -5,7 +5,7 @@
  * (environment). Never a crash, a hang, a stack trace, or a change to any other record.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { hostDir, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+import { hostDir, NO_PID, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/record.ts";
 import { hasStackTrace, snapshot } from "./store_check.ts";
 
@@ -35,8 +35,8 @@ const withPid = (good: Record<string, unknown>, file: string) => ({
   session_pid: Number(file.split(".")[0]),
 });
 
-/** Above the largest pid_max Linux allows (2^22): no process can ever hold these pids. */
-let n = 4_200_000;
+/** From NO_PID up (above the largest pid_max Linux allows): no process can hold these pids. */
+let n = NO_PID;
 const next = () => `${n++}.json`;
 
 const FILES: FileCase[] = [
@@ -388,8 +388,9 @@ Deno.test("hostile files in the store", async (t) => {
   const before = snapshot(home.path);
   const goodBefore = Deno.readTextFileSync(good.path);
 
+  // A hang fails here: roster() kills a list that outlasts its timeout and throws.
   const started = Date.now();
-  const r = await roster(["list", "--all", "--json", "--home", home.path]);
+  const r = await roster(["list", "--all", "--json", "--home", home.path], { timeoutMs: 20_000 });
   assert(Date.now() - started < 20_000, "list must not hang");
   assertEquals(r.code, 0, r.stderr);
   assert(!hasStackTrace(r.stderr));
@@ -413,7 +414,7 @@ Deno.test("hostile files in the store", async (t) => {
     assertEquals(rows.find((x) => x.path === good.path)?.reason, "running");
   });
   await t.step("a plain list shows the malformed rows and the live one, nothing else", async () => {
-    const shown = await rosterJson<Row[]>(home.path, ["list"]);
+    const shown = await rosterJson<Row[]>(home.path, ["list"], { timeoutMs: 20_000 });
     const malformedNames = FILES.filter((c) => c.expect.row === "malformed").map((c) => c.file);
     assertEquals(
       shown.map((x) => x.path).sort(),
@@ -499,7 +500,7 @@ const FLAGS: FlagCase[] = [
   },
   {
     name: "--pid of no process",
-    args: (c) => ["register", "--pid", "3999999", "--home", c.home],
+    args: (c) => ["register", "--pid", String(NO_PID), "--home", c.home],
     code: 2,
     stderr: /no running process/,
   },
