@@ -2,6 +2,8 @@
  * Test helpers: disposable temp homes, the CLI run exactly as a hook would run it, and real
  * child processes (spawned, killed, reaped) for liveness.
  */
+import { hostDir as storeHostDir } from "../src/registry/store.ts";
+
 export const MAIN = new URL("../main.ts", import.meta.url).pathname;
 export const ROOT = new URL("../", import.meta.url).pathname;
 /** Linux needs all access: Deno gates every /proc read behind --allow-all (docs/decisions.md). */
@@ -40,21 +42,33 @@ export interface CliOptions {
 /** Above the largest pid_max Linux allows (2^22): no process can ever hold this pid. */
 export const NO_PID = 4_200_000;
 
-const LEAKY = [
+/**
+ * Variables of the test runner's own session that roster reads: left in a child's environment
+ * they would change what it does (which session, which store, which harness).
+ */
+export const LEAKY: readonly string[] = [
   "ROSTER_HOME",
   "ROSTER_SESSION_PID",
   "CLAUDE_PID",
   "ROSTER_AGENT",
   "ROSTER_SESSION_ID",
   "CLAUDE_CODE_SESSION_ID",
+  "CLAUDE_CONFIG_DIR",
   "TMUX_PANE",
   "ROSTER_RUNTIME",
+  "ROSTER_TEST_PAUSE_AT",
+  "ROSTER_DEBUG",
 ];
 
-function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+/** This process's environment without the LEAKY variables. */
+export function cleanEnv(): Record<string, string> {
   const env = Deno.env.toObject();
   for (const k of LEAKY) delete env[k];
-  return { ...env, NO_COLOR: "1", ...extra };
+  return env;
+}
+
+function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { ...cleanEnv(), NO_COLOR: "1", ...extra };
 }
 
 /** The roster command line a hook would run: `deno run <perms> main.ts ...args`. */
@@ -160,6 +174,49 @@ export function hostName(): string {
   return Deno.hostname();
 }
 
+/** This host's directory in the store at `home`, as roster names it. */
 export function hostDir(home: string): string {
-  return `${home}/sessions/${Deno.hostname().replace(/[^A-Za-z0-9._-]/g, "_")}`;
+  return storeHostDir(home, hostName());
+}
+
+/** Whether anything is at `path` (a dangling symlink counts: it is not followed). */
+export function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `path` is a regular file, or a symlink to one. */
+export function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `tool` is on PATH (`command -v`); when it is not, says so for the skipped tests. */
+export function installed(tool: string): boolean {
+  const ok = new Deno.Command("sh", {
+    args: ["-c", 'command -v "$1"', "sh", tool],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).outputSync().success;
+  if (!ok) console.log(`skipped: ${tool} is not installed (apt-get install ${tool})`);
+  return ok;
+}
+
+/** Whether this process may pick the next pid (root on Linux): for real PID-reuse tests. */
+export function canForcePid(): boolean {
+  try {
+    Deno.openSync("/proc/sys/kernel/ns_last_pid", { write: true }).close();
+    return true;
+  } catch {
+    console.log("skipped: /proc/sys/kernel/ns_last_pid is not writable (needs root on Linux)");
+    return false;
+  }
 }

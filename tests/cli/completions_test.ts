@@ -4,16 +4,9 @@
  * is not installed is skipped with a printed reason.
  */
 import { assert, assertEquals, assertMatch, assertThrows } from "../assert.ts";
-import { roster, tempDir } from "../helpers.ts";
+import { installed, isFile, roster, tempDir } from "../helpers.ts";
 import { buildModel, script, type Shell, SHELLS } from "../../src/cli/completions.ts";
 import { COMMANDS, type CommandSpec, GLOBAL_FLAGS } from "../../src/cli/spec.ts";
-
-function installed(shell: string): boolean {
-  const ok = new Deno.Command("sh", { args: ["-c", `command -v ${shell}`], stdout: "null" })
-    .outputSync().success;
-  if (!ok) console.log(`skipped: ${shell} is not installed (apt-get install ${shell})`);
-  return ok;
-}
 
 const sq = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
@@ -136,7 +129,7 @@ Deno.test({
     Deno.writeTextFileSync(file, script("bash"));
     const systemCompletion = "/usr/share/bash-completion/bash_completion";
     const modes: [string, string][] = [["alone", ""]];
-    if (existsFile(systemCompletion)) {
+    if (isFile(systemCompletion)) {
       modes.push(["after bash-completion", `. ${systemCompletion}`]);
     } else {console.log(
         "skipped: bash-completion is not installed (apt-get install bash-completion)",
@@ -278,11 +271,3 @@ Deno.test({
 Deno.test("every shell the command accepts has a generator", () => {
   for (const shell of SHELLS as readonly Shell[]) assertMatch(script(shell), /roster/);
 });
-
-function existsFile(path: string): boolean {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
-}

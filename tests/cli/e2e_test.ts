@@ -4,7 +4,9 @@
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import {
+  cleanEnv,
   cliArgs,
+  exists,
   hostDir,
   roster,
   rosterJson,
@@ -113,9 +115,7 @@ Deno.test("register finds a fake harness named claude among its ancestors", asyn
   Deno.chmodSync(fake, 0o755);
   const cmd = [Deno.execPath(), ...cliArgs(["register", "--home", home.path, "--json"])]
     .map((a) => `'${a}'`).join(" ");
-  const env = Deno.env.toObject();
-  delete env.ROSTER_SESSION_PID;
-  delete env.CLAUDE_PID;
+  const env = cleanEnv();
   // `; true` keeps the fake harness from exec-ing into its child.
   const child2 = new Deno.Command(fake, {
     args: ["-c", `${cmd}; true`],
@@ -253,15 +253,6 @@ Deno.test("register: owner precedence and refresh", async (t) => {
     assertEquals(row.cwd, Deno.realPathSync("/tmp"));
   });
 });
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test("review fixes, end to end", async (t) => {
   await using home = await tempDir();

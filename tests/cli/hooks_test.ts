@@ -3,7 +3,15 @@
  * it, against real processes and a temp home.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { hostDir, roster, rosterJson, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
+import {
+  exists as existsPath,
+  hostDir,
+  roster,
+  rosterJson,
+  spawnSleeper,
+  tempDir,
+  writeJson,
+} from "../helpers.ts";
 import {
   bareVerdict,
   checkExitCode,
@@ -367,12 +375,3 @@ Deno.test("roster whoami", async (t) => {
     assertMatch(r.stderr, /^roster: No registered live session owns this process/);
   });
 });
-
-function existsPath(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

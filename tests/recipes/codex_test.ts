@@ -3,13 +3,12 @@
  * under a stand-in `codex` process, with the hook's JSON on stdin as Codex passes it.
  */
 import { assertEquals } from "../assert.ts";
-import { rosterJson, tempDir } from "../helpers.ts";
+import { installed, rosterJson, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/record.ts";
 import { Harness, hookCommands, installRoster, recipe, recipeEnv, standIn } from "./harness.ts";
 
 const [START] = hookCommands(recipe("codex"), "SessionStart");
-const hasJq = new Deno.Command("sh", { args: ["-c", "command -v jq"], stdout: "null" })
-  .outputSync().success;
+const hasJq = installed("jq");
 
 Deno.test("recipe: Codex SessionStart registers the codex process", async (t) => {
   await using dir = await tempDir("roster-recipe-");

@@ -3,7 +3,7 @@
  * runs this checkout exactly as a hook would, stand-ins for the harnesses (an executable named
  * like the harness), and a long-lived stand-in that runs hook commands one at a time.
  */
-import { cliArgs } from "../helpers.ts";
+import { cleanEnv, cliArgs } from "../helpers.ts";
 
 export const DOC = new URL("../../docs/hooks.md", import.meta.url).pathname;
 
@@ -61,27 +61,13 @@ export function waitingProgram(dir: string, name: string, release: string): stri
   return path;
 }
 
-/** Variables of the test runner's own session that must not leak into a recipe's shell. */
-const LEAKY = [
-  "ROSTER_HOME",
-  "ROSTER_SESSION_PID",
-  "CLAUDE_PID",
-  "ROSTER_AGENT",
-  "ROSTER_SESSION_ID",
-  "CLAUDE_CODE_SESSION_ID",
-  "CLAUDE_CONFIG_DIR",
-  "TMUX_PANE",
-  "ROSTER_RUNTIME",
-];
-
 /** The environment of a recipe's shell: `bin` first on PATH, the store at `home`. */
 export function recipeEnv(
   bin: string,
   home: string,
   extra: Record<string, string> = {},
 ): Record<string, string> {
-  const env = Deno.env.toObject();
-  for (const k of LEAKY) delete env[k];
+  const env = cleanEnv();
   return { ...env, PATH: `${bin}:${env.PATH ?? "/usr/bin:/bin"}`, ROSTER_HOME: home, ...extra };
 }
 
@@ -199,17 +185,6 @@ export class Harness implements AsyncDisposable {
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.crash();
-  }
-}
-
-/** Whether this process may pick the next pid (root on Linux): for real PID-reuse tests. */
-export function canForcePid(): boolean {
-  try {
-    Deno.openSync("/proc/sys/kernel/ns_last_pid", { write: true }).close();
-    return true;
-  } catch {
-    console.log("skipped: /proc/sys/kernel/ns_last_pid is not writable (needs root on Linux)");
-    return false;
   }
 }
 

@@ -3,23 +3,16 @@
  * `whoami` names it from a command run inside, and the EXIT trap unregisters it.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { rosterJson, tempDir } from "../helpers.ts";
+import { installed, rosterJson, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/record.ts";
 import { installRoster, recipe, recipeEnv, run } from "./harness.ts";
 
 const SHELL_RECIPE = recipe("shell");
 
-function has(shell: string): boolean {
-  const ok = new Deno.Command("sh", { args: ["-c", `command -v ${shell}`], stdout: "null" })
-    .outputSync().success;
-  if (!ok) console.log(`skipped: ${shell} is not installed`);
-  return ok;
-}
-
 for (const shell of ["bash", "zsh"]) {
   Deno.test({
     name: `recipe: a plain ${shell} session registers itself and unregisters on exit`,
-    ignore: !has(shell),
+    ignore: !installed(shell),
     async fn(t) {
       await using dir = await tempDir("roster-recipe-");
       const home = `${dir.path}/home`;

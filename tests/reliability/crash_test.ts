@@ -6,6 +6,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import {
   cliArgs,
+  exists,
   hostDir,
   NO_PID,
   roster,
@@ -141,12 +142,3 @@ Deno.test("crash: SIGKILL at each named pause point", async (t) => {
     });
   }
 });
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

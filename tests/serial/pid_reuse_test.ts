@@ -5,9 +5,9 @@
  * directory runs on its own, after the parallel run (deno.json's `ok` and `test` tasks).
  */
 import { assert, assertEquals } from "../assert.ts";
-import { rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+import { canForcePid, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/record.ts";
-import { atPid, canForcePid } from "../recipes/harness.ts";
+import { atPid } from "../recipes/harness.ts";
 import { END, setUp, START } from "../recipes/claude.ts";
 
 const rowOf = (rows: Row[], pid: number) => rows.find((r) => r.session_pid === pid);
