@@ -1,6 +1,6 @@
 /**
  * Test helpers: disposable temp homes, the CLI run exactly as a hook would run it, and real
- * child processes (spawned, killed, reaped) for liveness.
+ * child processes (spawned, killed, reaped, left as zombies) for liveness.
  */
 import { hostDir as storeHostDir } from "../src/registry/store.ts";
 
@@ -77,6 +77,8 @@ export function cliArgs(args: string[]): string[] {
 }
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 /**
  * Runs roster to completion. A run that outlasts `opts.timeoutMs` (default 60 s) is killed with
@@ -218,5 +220,69 @@ export function canForcePid(): boolean {
   } catch {
     console.log("skipped: /proc/sys/kernel/ns_last_pid is not writable (needs root on Linux)");
     return false;
+  }
+}
+
+export interface Zombie extends AsyncDisposable {
+  /** The zombie: exited, never reaped. */
+  pid: number;
+  /** Its parent, which never reaps it; disposing kills the parent, and init reaps both. */
+  parent: number;
+}
+
+/** The state letter of /proc/<pid>/stat (after the parenthesised name), or null if gone. */
+function procState(pid: number): string | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A real zombie (Linux): `sleep 0` runs in the background of a shell that then execs into a
+ * sleep, which never reaps it. Returns once /proc/<pid>/stat shows Z; throws after 5 s if not.
+ */
+export async function spawnZombie(): Promise<Zombie> {
+  const child = new Deno.Command("sh", {
+    args: ["-c", "sleep 0 & echo $!; exec sleep 60"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const dispose = async () => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await child.stdout.cancel().catch(() => {});
+    await child.status;
+  };
+  try {
+    const reader = child.stdout.getReader();
+    let text = "";
+    while (!text.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    reader.releaseLock();
+    const pid = Number(text.trim());
+    if (!Number.isSafeInteger(pid) || pid <= 0) {
+      throw new Error(`spawnZombie: no pid in ${JSON.stringify(text)}`);
+    }
+    const deadline = Date.now() + 5_000;
+    let state = procState(pid);
+    while (state !== "Z") {
+      if (Date.now() > deadline) {
+        throw new Error(`spawnZombie: pid ${pid} is not a zombie after 5 s (state ${state})`);
+      }
+      await sleep(20);
+      state = procState(pid);
+    }
+    return { pid, parent: child.pid, [Symbol.asyncDispose]: dispose };
+  } catch (e) {
+    await dispose();
+    throw e;
   }
 }

@@ -11,6 +11,7 @@ import {
   roster,
   rosterJson,
   spawnSleeper,
+  spawnZombie,
   tempDir,
   writeJson,
 } from "../helpers.ts";
@@ -54,33 +55,14 @@ Deno.test("liveness of real processes", async (t) => {
     },
   );
   await t.step("a zombie child is dead/zombie", async () => {
-    // bash starts a child that outlives the exec, then becomes sleep, which never reaps it.
-    const parent = new Deno.Command("bash", {
-      args: ["-c", "sleep 0.3 & echo $!; exec sleep 60"],
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
-    const reader = parent.stdout.getReader();
-    const { value } = await reader.read();
-    reader.releaseLock();
-    const zpid = Number(new TextDecoder().decode(value).trim());
-    try {
-      for (let i = 0; i < 100; i++) {
-        const st = Deno.readTextFileSync(`/proc/${zpid}/stat`);
-        if (st.slice(st.lastIndexOf(")") + 2).startsWith("Z")) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      // A zombie cannot be registered (it is not running): plant its record by hand.
-      const row = await rosterJson<Row>(home.path, ["register", "--pid", String(Deno.pid)]);
-      const path = `${hostDir(home.path)}/${zpid}.json`;
-      writeJson(path, { ...row, session_pid: zpid, start_token: null });
-      const all = await rosterJson<Row[]>(home.path, ["list", "--all"]);
-      assertEquals([rowOf(all, zpid)?.liveness, rowOf(all, zpid)?.reason], ["dead", "zombie"]);
-    } finally {
-      parent.kill("SIGKILL");
-      await parent.status;
-      await parent.stdout.cancel().catch(() => {});
-    }
+    await using zombie = await spawnZombie();
+    // A zombie cannot be registered (it is not running): plant its record by hand.
+    const row = await rosterJson<Row>(home.path, ["register", "--pid", String(Deno.pid)]);
+    const path = `${hostDir(home.path)}/${zombie.pid}.json`;
+    writeJson(path, { ...row, session_pid: zombie.pid, start_token: null });
+    const all = await rosterJson<Row[]>(home.path, ["list", "--all"]);
+    const r = rowOf(all, zombie.pid);
+    assertEquals([r?.liveness, r?.reason], ["dead", "zombie"]);
   });
   await t.step("another boot id is dead/rebooted", async () => {
     await using s = spawnSleeper();

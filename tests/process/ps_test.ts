@@ -9,7 +9,7 @@ import {
   psToken,
 } from "../../src/process/ps.ts";
 import { linuxBackend } from "../../src/process/linux.ts";
-import { spawnSleeper } from "../helpers.ts";
+import { spawnSleeper, spawnZombie } from "../helpers.ts";
 
 const KNOWN_SEC = Date.parse("2026-11-29T18:41:32Z") / 1000;
 
@@ -141,36 +141,10 @@ Deno.test({
       assertEquals(b.probe(s.pid).kind, "gone");
     });
     await t.step("a real zombie is reported as one", async () => {
-      // `sleep 0` becomes a zombie: its parent execs into a sleep that never reaps it.
-      const child = new Deno.Command("sh", {
-        args: ["-c", "sleep 0 & echo $!; exec sleep 30"],
-        stdin: "null",
-        stdout: "piped",
-        stderr: "null",
-      }).spawn();
-      try {
-        const reader = child.stdout.getReader();
-        let text = "";
-        while (!text.includes("\n")) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          text += new TextDecoder().decode(value);
-        }
-        reader.releaseLock();
-        const zombie = Number(text.trim());
-        assert(Number.isSafeInteger(zombie) && zombie > 0, `no pid in ${JSON.stringify(text)}`);
-        let r = b.probe(zombie);
-        for (let i = 0; i < 50 && !(r.kind === "exists" && r.info.zombie); i++) {
-          await new Promise((ok) => setTimeout(ok, 50));
-          r = b.probe(zombie);
-        }
-        assert(r.kind === "exists" && r.info.zombie, JSON.stringify(r));
-        assertEquals(r.info.ppid, child.pid);
-      } finally {
-        child.kill("SIGKILL");
-        await child.stdout.cancel().catch(() => {});
-        await child.status;
-      }
+      await using zombie = await spawnZombie();
+      const r = b.probe(zombie.pid);
+      assert(r.kind === "exists" && r.info.zombie, JSON.stringify(r));
+      assertEquals(r.info.ppid, zombie.parent);
     });
     await t.step("command splits args", () => {
       const c = b.command(Deno.pid);
