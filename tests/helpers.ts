@@ -127,6 +127,26 @@ export async function roster(args: string[], opts: CliOptions = {}): Promise<Cli
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
+/** Runs a program to completion (no stdin, only `env` in its environment) and collects its output. */
+export async function run(
+  cmd: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd?: string,
+): Promise<CliResult> {
+  const out = await new Deno.Command(cmd, {
+    args,
+    env,
+    clearEnv: true,
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
 /** Runs roster with `--home` and `--json` and parses stdout, failing loudly on a bad exit. */
 export async function rosterJson<T = unknown>(
   home: string,

@@ -3,7 +3,7 @@
  * runs this checkout exactly as a hook would, stand-ins for the harnesses (an executable named
  * like the harness), and a long-lived stand-in that runs hook commands one at a time.
  */
-import { cleanEnv, cliArgs } from "../helpers.ts";
+import { cleanEnv, cliArgs, type CliResult } from "../helpers.ts";
 
 export const DOC = new URL("../../docs/hooks.md", import.meta.url).pathname;
 
@@ -71,32 +71,6 @@ export function recipeEnv(
   return { ...env, PATH: `${bin}:${env.PATH ?? "/usr/bin:/bin"}`, ROSTER_HOME: home, ...extra };
 }
 
-export interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a program to completion and collects its output. */
-export async function run(
-  cmd: string,
-  args: string[],
-  env: Record<string, string>,
-  cwd?: string,
-): Promise<RunResult> {
-  const out = await new Deno.Command(cmd, {
-    args,
-    env,
-    clearEnv: true,
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
 /**
  * A harness stand-in that stays up: a bash copy named like the harness, reading commands on
  * stdin and running each hook command the way harnesses do (`sh -c COMMAND`, the hook's JSON
@@ -133,7 +107,7 @@ export class Harness implements AsyncDisposable {
   }
 
   /** Runs one hook command; `input` is the JSON the harness hands the hook on stdin. */
-  async hook(command: string, input = "{}"): Promise<RunResult> {
+  async hook(command: string, input = "{}"): Promise<CliResult> {
     const n = ++this.#n;
     const base = `${this.dir}/hook-${this.pid}-${n}`;
     Deno.writeTextFileSync(`${base}.in`, input);

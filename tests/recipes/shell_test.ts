@@ -3,9 +3,9 @@
  * `whoami` names it from a command run inside, and the EXIT trap unregisters it.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { installed, rosterJson, tempDir } from "../helpers.ts";
+import { installed, rosterJson, run, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/record.ts";
-import { installRoster, recipe, recipeEnv, run } from "./harness.ts";
+import { installRoster, recipe, recipeEnv } from "./harness.ts";
 
 const SHELL_RECIPE = recipe("shell");
 

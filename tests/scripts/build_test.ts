@@ -4,7 +4,7 @@
  * and where DENORT_BIN supplies one.
  */
 import { assert, assertEquals, assertMatch, assertThrows } from "../assert.ts";
-import { tempDir } from "../helpers.ts";
+import { run, tempDir } from "../helpers.ts";
 import {
   BuildError,
   checkDenortBin,
@@ -162,16 +162,11 @@ const TASK_PERMS = ["--allow-read", "--allow-write", "--allow-env", "--allow-run
 async function runBuild(args: string[], env: Record<string, string>) {
   const base = Deno.env.toObject();
   delete base.DENORT_BIN;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...TASK_PERMS, BUILD, ...args],
-    env: { ...base, NO_COLOR: "1", ...env },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  return await run(Deno.execPath(), ["run", ...TASK_PERMS, BUILD, ...args], {
+    ...base,
+    NO_COLOR: "1",
+    ...env,
+  });
 }
 
 async function baseReachable(): Promise<boolean> {

@@ -4,7 +4,7 @@
  * is named. `uname` is faked through a PATH shim, so every OS runs the Linux x86_64 case.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { ROOT, tempDir } from "../helpers.ts";
+import { type CliResult, ROOT, run, tempDir } from "../helpers.ts";
 import { sha256Hex } from "../../scripts/build.ts";
 
 const INSTALL_SH = `${ROOT}scripts/install.sh`;
@@ -52,18 +52,12 @@ async function shimDir(dir: string, hidden: string[] = []): Promise<string> {
   return dir;
 }
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 interface Fixture extends AsyncDisposable {
   /** Served as the release directory. */
   release: string;
   install: string;
   tmp: string;
-  run(opts?: { os?: string; arch?: string; hidden?: string[]; path?: string }): Promise<Run>;
+  run(opts?: { os?: string; arch?: string; hidden?: string[]; path?: string }): Promise<CliResult>;
 }
 
 async function fixture(sumsFor: (realHash: string) => string): Promise<Fixture> {
@@ -96,16 +90,7 @@ async function fixture(sumsFor: (realHash: string) => string): Promise<Fixture> 
         no_proxy: "127.0.0.1",
         NO_PROXY: "127.0.0.1",
       };
-      const out = await new Deno.Command("sh", {
-        args: [INSTALL_SH],
-        env,
-        clearEnv: true,
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const dec = new TextDecoder();
-      return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+      return await run("sh", [INSTALL_SH], env);
     },
     async [Symbol.asyncDispose]() {
       await server[Symbol.asyncDispose]();
