@@ -6,7 +6,6 @@ import { writeRecord } from "../registry/registry.ts";
 import { VERSION } from "../version.ts";
 import type { Parsed } from "./args.ts";
 import { type Context, realDir } from "./context.ts";
-import { describeRow } from "./table.ts";
 
 const MAX_TEXT = 1024;
 
@@ -78,6 +77,10 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const row: Row = { ...record, ...judge.judge(record), path, malformed: false, detail: null };
   if (args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson(row);
-  else ctx.out(`Registered ${describeRow(row)}`);
+  else {
+    // Loaded only here: a hook's `register --quiet` never pays for the table module.
+    const { describeRow } = await import("./table.ts");
+    ctx.out(`Registered ${describeRow(row)}`);
+  }
   return 0;
 }
