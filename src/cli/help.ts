@@ -50,7 +50,7 @@ export function commandHelp(cmd: CommandSpec): string {
 
 /** Wraps a usage line between bracketed groups, never inside one. */
 function usageLines(usage: string): string[] {
-  const words = usage.match(/\[[^\]]*\]|\S+/g) ?? [];
+  const words = usage.match(/\[[^\]]*\]\S*|\S+/g) ?? [];
   const lines: string[] = [];
   let line = "Usage:";
   for (const w of words) {
