@@ -47,6 +47,12 @@ export const GLOBAL_FLAGS: FlagSpec[] = [
 ];
 
 const QUIET: FlagSpec = { name: "quiet", short: "q", help: "Print nothing on success" };
+const KEY: FlagSpec = { name: "key", value: "K", help: "Continuation key" };
+const LEDGER: FlagSpec = {
+  name: "ledger",
+  value: "DIR",
+  help: "Ledger directory (default: <home>/continuations)",
+};
 const PID: FlagSpec = { name: "pid", value: "PID", help: "The session's process id" };
 
 export const COMMANDS: CommandSpec[] = [
@@ -182,7 +188,7 @@ export const COMMANDS: CommandSpec[] = [
     usage: "roster continuation-plan --key K --session PID [--release] [--deadline DUR] " +
       "[--not-before DUR] [--spacing DUR] [--frozen-marker M] [--cause signal|hard]",
     flags: [
-      { name: "key", value: "K", help: "Continuation key" },
+      KEY,
       {
         name: "session",
         value: "PID",
@@ -207,7 +213,7 @@ export const COMMANDS: CommandSpec[] = [
         choices: ["signal", "hard"],
         help: "How it was interrupted",
       },
-      { name: "ledger", value: "DIR", help: "Ledger directory (default: <home>/continuations)" },
+      LEDGER,
     ],
     details: "Writes K.plan.json in the ledger from the session's registry row. A key already " +
       "claimed or skipped is refused: plan each interruption under a new key. " +
@@ -219,8 +225,8 @@ export const COMMANDS: CommandSpec[] = [
     summary: "Release a planned continuation",
     usage: "roster continuation-release --key K",
     flags: [
-      { name: "key", value: "K", help: "Continuation key" },
-      { name: "ledger", value: "DIR", help: "Ledger directory (default: <home>/continuations)" },
+      KEY,
+      LEDGER,
     ],
     load: () => import("./continuation.ts").then((m) => ({ run: m.release })),
   },
@@ -229,14 +235,14 @@ export const COMMANDS: CommandSpec[] = [
     summary: "Decide whether a resumed session may be sent one continue",
     usage: "roster continuation-check --key K [--facts FILE|-] [--claim]",
     flags: [
-      { name: "key", value: "K", help: "Continuation key" },
+      KEY,
       {
         name: "facts",
         value: "FILE",
         help: "Facts from the resumed harness, a JSON object (- = stdin)",
       },
       { name: "claim", help: "Claim the continuation when the verdict is dispatch" },
-      { name: "ledger", value: "DIR", help: "Ledger directory (default: <home>/continuations)" },
+      LEDGER,
     ],
     details: "Exit code: 0 dispatch, 10 wait, 11 skip, 12 stop, 13 vetoed, 2 usage, 1 failure.",
     load: () => import("./continuation.ts").then((m) => ({ run: m.check })),
