@@ -1,7 +1,7 @@
 /**
  * The ledger's audit log, `audit.ndjson`: one JSON line per claim, skip and lock reclaim. It
- * is appended to by every dispatcher and read whole only on the rare recovery path, so it is
- * not a small file: it is opened with the same care as one, but without a size cap.
+ * is appended to by every dispatcher and read (its end only) on the rare recovery path, so it
+ * is not a small file: it is opened with the same care as one, but without a size cap.
  */
 import { ioError } from "../errors.ts";
 import { join } from "../registry/store.ts";
@@ -9,6 +9,8 @@ import { openRegular, readUpTo } from "./files.ts";
 import { type AuditEvent, isObject } from "./schema.ts";
 
 export const AUDIT_FILE = "audit.ndjson";
+/** How much of the audit's end recovery reads: some thousands of lines. */
+export const AUDIT_TAIL_BYTES = 1 << 20;
 
 /**
  * Appends one JSON line to `audit.ndjson`. The file must be a regular file (never a link,
@@ -28,16 +30,21 @@ export function appendAudit(dir: string, event: AuditEvent) {
 }
 
 /**
- * The whole audit log as text ("" when there is none). Only ever a regular file (a FIFO
- * would block), and only the file that was checked: this runs on the rare recovery path,
- * where a log of any length must be read.
+ * The end of the audit log as text ("" when there is none): at most `maxBytes`, enough to
+ * hold the lines of any recent claim. Bounded because it runs while holding dispatch.lock; a
+ * line older than that is only ever re-added as `recovered`, which loses nothing. Only ever
+ * a regular file (a FIFO would block), and only the file that was checked.
  */
-export function readAuditText(dir: string): string {
+export function readAuditText(dir: string, maxBytes = AUDIT_TAIL_BYTES): string {
   const path = join(dir, AUDIT_FILE);
   using file = openRegular(path, "Could not read the audit", { read: true });
   if (file === null) return "";
   try {
-    return new TextDecoder().decode(readUpTo((b) => file.readSync(b)));
+    const size = file.statSync().size;
+    if (size > maxBytes) file.seekSync(size - maxBytes, Deno.SeekMode.Start);
+    const text = new TextDecoder().decode(readUpTo((b) => file.readSync(b), maxBytes));
+    // Starting mid-file, the first line is a fragment: drop it rather than misread it.
+    return size > maxBytes ? text.slice(text.indexOf("\n") + 1) : text;
   } catch (err) {
     throw ioError("Could not read the audit", path, err);
   }

@@ -10,6 +10,7 @@ import type { Liveness } from "../registry/record.ts";
 import { randomHex } from "../registry/store.ts";
 import { appendAudit } from "./audit.ts";
 import {
+  assertPrivateLedger,
   createClaim,
   createSkip,
   isClaimed,
@@ -187,6 +188,7 @@ export async function checkContinuation(req: CheckRequest): Promise<CheckResult>
   const plan = first.situation.plan;
   const claiming = req.claim && first.situation.mode !== "dry-run";
   if (claiming && needsClaimPass(verdict, plan)) {
+    assertPrivateLedger(dir);
     // Dispatch and skip are made durable only from a decision taken again under the lock;
     // a live holder of the lock makes it a short wait.
     const locked = await withDispatchLock(

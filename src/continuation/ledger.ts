@@ -7,6 +7,7 @@
  * atomically; claims and skips are created exclusively from fully written temp files, so no
  * reader ever sees a torn one.
  */
+import { RosterError } from "../errors.ts";
 import { createExclusive, ensurePrivateDir, join, writeAtomic } from "../registry/store.ts";
 import { exists, json, readJsonFile } from "./files.ts";
 import type { Mode } from "./rules.ts";
@@ -119,6 +120,26 @@ export function readOutcomeId(dir: string, key: string): string | null | undefin
 
 export function ensureLedger(dir: string): string {
   return ensurePrivateDir(dir);
+}
+
+/**
+ * A claim is only as permanent as the directory holding it: in a ledger that another user
+ * may write to (or that is not ours), a claim could be removed and a key dispatched twice.
+ * Such a ledger is refused before anything is claimed in it.
+ */
+export function assertPrivateLedger(dir: string) {
+  if (Deno.build.os === "windows") return;
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(dir);
+  } catch {
+    return; // no ledger yet: there is no plan in it to claim
+  }
+  if (info.uid !== Deno.uid() || ((info.mode ?? 0) & 0o022) !== 0) {
+    throw new RosterError(
+      `The ledger is not private (another user may write to it), so a claim there could be undone: ${dir}`,
+    );
+  }
 }
 
 export function writePlan(dir: string, plan: Plan) {

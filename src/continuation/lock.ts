@@ -28,8 +28,12 @@ export type LockAttempt = { held: HeldLock } | { busy: LockOwner };
 /** The current lock's owner, null when there is no lock; throws when the lock is damaged. */
 export function readLockOwner(dir: string): LockOwner | null {
   const path = join(dir, LOCK_FILE);
-  const read = readJsonFile(path);
-  if (read === null) return null;
+  let read = readJsonFile(path);
+  // Released and retaken between the lstat and the open: a lock in use, not a damaged one.
+  for (let i = 0; i < 5 && read !== null && "problem" in read && read.problem === CHANGED; i++) {
+    read = readJsonFile(path);
+  }
+  if (read === null || ("problem" in read && read.problem === CHANGED)) return null;
   const owner = "value" in read ? validateLockOwner(read.value) : null;
   if (owner === null) {
     const why = "problem" in read ? read.problem : "not a lock record";
@@ -39,6 +43,9 @@ export function readLockOwner(dir: string): LockOwner | null {
   }
   return owner;
 }
+
+/** What the store's careful reader says of a file swapped while it was being opened. */
+const CHANGED = "changed while being read";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -50,6 +57,8 @@ export function selfOwner(judge: Judge): LockOwner {
     start_token: probe.kind === "exists" ? probe.info.startToken : null,
     host: judge.here.host,
     boot_id: judge.here.bootId,
+    machine_id: judge.here.machineId ?? null,
+    pid_ns: judge.here.pidNs ?? null,
     at: new Date().toISOString(),
     nonce: randomHex(16),
   };
@@ -70,6 +79,8 @@ async function reclaimIfDead(dir: string, judge: Judge): Promise<LockOwner | nul
       start_token: owner.start_token,
       host: owner.host,
       boot_id: owner.boot_id,
+      machine_id: owner.machine_id,
+      pid_ns: owner.pid_ns,
     }, true);
     if (verdict.liveness !== "dead") return owner;
     // Only the owner removes a lock of its own, and that owner is dead; other reclaimers

@@ -45,6 +45,8 @@ export function buildPlan(req: PlanRequest, row: Row, now: number, token: string
       session_pid: req.pid,
       start_token: row.start_token,
       boot_id: row.boot_id,
+      machine_id: row.machine_id,
+      pid_ns: row.pid_ns,
       host: row.host!,
       session_id: row.session_id,
       agent: row.agent,

@@ -24,6 +24,9 @@ export interface PlanSession {
   session_pid: number;
   start_token: string | null;
   boot_id: string | null;
+  /** Optional (plans written by other tools may lack them): the row's machine and pid namespace. */
+  machine_id?: string | null;
+  pid_ns?: string | null;
   host: string;
   session_id: string | null;
   agent: string | null;
@@ -78,6 +81,9 @@ export interface LockOwner {
   start_token: string | null;
   host: string;
   boot_id: string | null;
+  /** The owner's machine and pid namespace: a lock taken inside a container is not ours to judge. */
+  machine_id?: string | null;
+  pid_ns?: string | null;
   at: string;
   /** Random per lock: inode numbers are reused, so release checks this too. */
   nonce: string;
@@ -184,6 +190,11 @@ export function validatePlan(value: unknown, key: string): { plan: Plan } | { pr
   if (plan.value.key !== key) return { problem: `key differs from the file name: ${value.key}` };
   const session = pick(value.session as Record<string, unknown>, SESSION_FIELDS, "session.");
   if ("problem" in session) return session;
+  const identity = pickIdentity(value.session as Record<string, unknown>, "session.");
+  if ("problem" in identity) return identity;
+  // Schema order: the identity fields stand beside boot_id, as in a registry record.
+  const { session_pid, start_token, boot_id, ...rest } = session.value;
+  session.value = { session_pid, start_token, boot_id, ...identity.value, ...rest };
   const calls: ToolCall[] = [];
   for (const [i, c] of (value.tool_calls as unknown[]).entries()) {
     if (!isObject(c) || !str(256)(c.id) || !str(256)(c.name)) {
@@ -211,7 +222,26 @@ export function validateClaim(value: unknown, key: string): ClaimRecord | null {
 export function validateLockOwner(value: unknown): LockOwner | null {
   if (!isObject(value)) return null;
   const owner = pick(value, LOCK_FIELDS);
-  return "problem" in owner ? null : owner.value;
+  if ("problem" in owner) return null;
+  const identity = pickIdentity(value, "");
+  return "problem" in identity ? null : { ...owner.value, ...identity.value };
+}
+
+/**
+ * The optional machine and pid-namespace fields (as in registry records): copied when present
+ * and well formed, a problem when present and not. Absent means "not known", never "differs".
+ */
+function pickIdentity(
+  obj: Record<string, unknown>,
+  where: string,
+): { value: { machine_id?: string | null; pid_ns?: string | null } } | { problem: string } {
+  const value: { machine_id?: string | null; pid_ns?: string | null } = {};
+  for (const name of ["machine_id", "pid_ns"] as const) {
+    if (!(name in obj)) continue;
+    if (!nullable(str(256))(obj[name])) return { problem: `invalid field: ${where}${name}` };
+    value[name] = obj[name] as string | null;
+  }
+  return { value };
 }
 
 /** `config.json`: `{mode: "on" | "off" | "dry-run"}`; anything else means off. */

@@ -259,11 +259,26 @@ export function randomHex(bytes = 6): string {
  */
 export async function withLock<T>(dir: string, fn: () => T | Promise<T>): Promise<T> {
   const path = join(dir, LOCK_NAME);
+  // Never through a link: opening `.lock -> /etc/passwd` with create would lock (or, dangling,
+  // create) another file. What was checked must be what was opened.
+  let before: Deno.FileInfo | null = null;
+  try {
+    before = Deno.lstatSync(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw ioError("Could not open the lock", path, err);
+  }
+  if (before !== null && !before.isFile) {
+    throw new RosterError(`The lock is not a regular file: ${path}`);
+  }
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
   } catch (err) {
     throw ioError("Could not open the lock", path, err);
+  }
+  if (before !== null && file.statSync().ino !== before.ino) {
+    file.close();
+    throw new RosterError(`The lock changed while being opened: ${path}`);
   }
   try {
     if (!file.tryLockSync(true)) {

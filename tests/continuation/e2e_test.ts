@@ -122,6 +122,8 @@ Deno.test("continuation-plan and continuation-release", async (t) => {
       session_pid: pid,
       start_token: row.start_token,
       boot_id: row.boot_id,
+      machine_id: row.machine_id,
+      pid_ns: row.pid_ns,
       host: row.host,
       session_id: "S1",
       agent: row.agent,
@@ -942,4 +944,53 @@ Deno.test("the plan's session is read from the store as list shows it", async ()
   ]);
   assertEquals(r.code, 2);
   assertMatch(r.stderr, /Invalid --session: the record of pid \d+ is malformed/);
+});
+
+Deno.test("a session or lock owner in another pid namespace is never judged from this one", async (t) => {
+  await using home = await tempDir();
+  await t.step("its plan keeps the namespace: owner-unknown, never a dispatch", async () => {
+    const pid = await deadSession(home.path);
+    // As if registered inside a container: another pid namespace, so its pid means nothing here.
+    const path = `${hostDir(home.path)}/${pid}.json`;
+    writeJson(path, { ...JSON.parse(Deno.readTextFileSync(path)), pid_ns: "pid:[1]" });
+    const plan = await planKey(home.path, "ns1", pid, ["--release"]);
+    assertEquals(plan.session.pid_ns, "pid:[1]");
+    setMode(home.path, "on");
+    const r = await check(home.path, "ns1", FACTS, ["--claim"]);
+    assertEquals([r.code, r.v.kind, r.v.reason], [11, "skip", "owner-unknown"], r.stderr);
+  });
+  await t.step("its dispatch.lock is waited for, never reclaimed", async () => {
+    const pid = await deadSession(home.path);
+    await planKey(home.path, "ns2", pid, ["--release"]);
+    const lock = `${ledgerOf(home.path)}/dispatch.lock`;
+    const bootId = Deno.readTextFileSync("/proc/sys/kernel/random/boot_id").trim();
+    writeJson(lock, {
+      pid: pid, // gone here, but the owner lives in another namespace
+      start_token: "1",
+      host: Deno.hostname(),
+      boot_id: bootId,
+      machine_id: null,
+      pid_ns: "pid:[1]",
+      at: new Date().toISOString(),
+      nonce: "n",
+    });
+    const r = await check(home.path, "ns2", FACTS, ["--claim"]);
+    assertEquals([r.code, r.v.kind, r.v.reason], [10, "wait", "locked"], r.stderr);
+    assert(Deno.statSync(lock).isFile, "the lock is still there");
+  });
+});
+
+Deno.test("a ledger another user may write to is refused before anything is claimed", async () => {
+  await using home = await tempDir();
+  const pid = await deadSession(home.path);
+  await planKey(home.path, "open", pid, ["--release"]);
+  setMode(home.path, "on");
+  Deno.chmodSync(ledgerOf(home.path), 0o777);
+  const r = await check(home.path, "open", FACTS, ["--claim"]);
+  assertEquals(r.code, 1);
+  assertMatch(r.stderr, /^roster: The ledger is not private/);
+  assertEquals(
+    [...Deno.readDirSync(ledgerOf(home.path))].some((e) => e.name.endsWith(".claim")),
+    false,
+  );
 });

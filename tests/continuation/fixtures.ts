@@ -36,6 +36,8 @@ export const PLAN: Plan = {
     session_pid: 4242,
     start_token: "99",
     boot_id: null,
+    machine_id: null,
+    pid_ns: null,
     host: "h",
     session_id: "S1",
     agent: "claude",

@@ -256,13 +256,19 @@ Deno.test("a claim's record: claim, outcome, and its audit line", async (t) => {
     put(claimPath(dir, "other"), JSON.stringify({ ...claim, key: "k" }));
     assertEquals(readClaim(dir, "other"), null, "a claim for another key");
   });
-  await t.step("readAuditText: all of it, however long; never a FIFO", () => {
+  await t.step("readAuditText: the end of it, whole lines only, bounded; never a FIFO", () => {
     const other = ensureLedger(`${tmp.path}/m`);
     assertEquals(readAuditText(other), "");
     for (let i = 0; i < 2000; i++) appendAudit(other, { event: "skip", key: `k${i}` });
     const text = readAuditText(other);
     assert(text.length > 64 * 1024, `${text.length} bytes`);
     assertEquals(text.trimEnd().split("\n").length, 2000);
+    // Bounded: only the last bytes, starting at a whole line, ending with the newest.
+    const tail = readAuditText(other, 4096);
+    assert(tail.length <= 4096);
+    const lines = tail.trimEnd().split("\n");
+    for (const l of lines) JSON.parse(l);
+    assertEquals(JSON.parse(lines.at(-1)!).key, "k1999");
     const third = ensureLedger(`${tmp.path}/n`);
     mkfifo(`${third}/audit.ndjson`);
     assertThrows(() => readAuditText(third), RosterError);

@@ -77,3 +77,22 @@ Deno.test("permissions of the store", async (t) => {
     assertEquals(r.stderr, `roster: Store directory is a symbolic link: ${home.path}/sessions\n`);
   });
 });
+
+Deno.test("a lock file that is a link is refused, and its target left alone", async () => {
+  await using home = await tempDir();
+  await using s = spawnSleeper();
+  await rosterJson(home.path, ["register", "--pid", String(s.pid)]);
+  const lock = `${hostDir(home.path)}/.lock`;
+  Deno.removeSync(lock);
+  Deno.symlinkSync(`${home.path}/elsewhere`, lock); // dangling: open(create) would make it
+  const r = await roster(["register", "--pid", String(s.pid), "--home", home.path]);
+  assertEquals(r.code, 1);
+  assertEquals(r.stderr, `roster: The lock is not a regular file: ${lock}\n`);
+  let created = true;
+  try {
+    Deno.lstatSync(`${home.path}/elsewhere`);
+  } catch {
+    created = false;
+  }
+  assertEquals(created, false);
+});
