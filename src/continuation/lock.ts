@@ -6,7 +6,7 @@
  */
 import { ioError, RosterError } from "../errors.ts";
 import type { Judge } from "../registry/liveness.ts";
-import { createExclusive, join, randomHex, withLock } from "../registry/store.ts";
+import { createExclusive, join, LockTimeoutError, randomHex, withLock } from "../registry/store.ts";
 import { appendAudit } from "./audit.ts";
 import { json, readJsonFile } from "./files.ts";
 import { type LockOwner, validateLockOwner } from "./schema.ts";
@@ -69,7 +69,11 @@ export function selfOwner(judge: Judge): LockOwner {
  * reclaimers never race each other), re-read it and remove it when roster's liveness says
  * its owner is dead, auditing the reclaim. Returns the live owner, or null when it is gone.
  */
-async function reclaimIfDead(dir: string, judge: Judge): Promise<LockOwner | null> {
+async function reclaimIfDead(
+  dir: string,
+  judge: Judge,
+  patienceMs: number,
+): Promise<LockOwner | null> {
   const path = join(dir, LOCK_FILE);
   return await withLock(dir, () => {
     const owner = readLockOwner(dir);
@@ -93,7 +97,7 @@ async function reclaimIfDead(dir: string, judge: Judge): Promise<LockOwner | nul
     }
     appendAudit(dir, { event: "lock-reclaim", owner, owner_reason: verdict.reason });
     return null;
-  });
+  }, Math.max(patienceMs, 100));
 }
 
 /**
@@ -127,7 +131,17 @@ export async function acquireDispatchLock(
         },
       };
     }
-    const owner = await reclaimIfDead(dir, judge);
+    let owner: LockOwner | null;
+    try {
+      owner = await reclaimIfDead(dir, judge, patienceMs);
+    } catch (err) {
+      // Another process sits on the ledger's own lock (a reclaimer that hangs, or someone
+      // else's flock): that is a busy lock, answered within the caller's patience.
+      if (!(err instanceof LockTimeoutError)) throw err;
+      owner = readLockOwner(dir);
+      if (owner === null) continue;
+      return { busy: owner };
+    }
     if (owner === null) continue;
     if (Date.now() >= giveUp) return { busy: owner };
     await sleep(15 + Math.floor(Math.random() * 20));

@@ -252,12 +252,26 @@ export function randomHex(bytes = 6): string {
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
+/** The advisory lock stayed held by another process for longer than the caller would wait. */
+export class LockTimeoutError extends RosterError {
+  constructor(path: string, ms: number) {
+    super(
+      `Could not take the store lock in ${ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`}: ${path}`,
+    );
+    this.name = "LockTimeoutError";
+  }
+}
+
 /**
- * Holds the advisory lock of one directory while `fn` runs. Waits at most 10 s: a holder
- * that hangs must not hang every hook behind it. flock locks die with their process, so a
+ * Holds the advisory lock of one directory while `fn` runs. Waits at most `timeoutMs` (10 s),
+ * then throws LockTimeoutError: a holder that hangs must not hang every hook behind it. flock locks die with their process, so a
  * crashed holder never blocks the store.
  */
-export async function withLock<T>(dir: string, fn: () => T | Promise<T>): Promise<T> {
+export async function withLock<T>(
+  dir: string,
+  fn: () => T | Promise<T>,
+  timeoutMs = LOCK_TIMEOUT_MS,
+): Promise<T> {
   const path = join(dir, LOCK_NAME);
   // Never through a link: opening `.lock -> /etc/passwd` with create would lock (or, dangling,
   // create) another file. What was checked must be what was opened.
@@ -284,10 +298,7 @@ export async function withLock<T>(dir: string, fn: () => T | Promise<T>): Promis
     if (!file.tryLockSync(true)) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new RosterError(`Could not take the store lock in 10 s: ${path}`)),
-          LOCK_TIMEOUT_MS,
-        );
+        timer = setTimeout(() => reject(new LockTimeoutError(path, timeoutMs)), timeoutMs);
       });
       try {
         await Promise.race([file.lock(true), timeout]);

@@ -994,3 +994,31 @@ Deno.test("a ledger another user may write to is refused before anything is clai
     false,
   );
 });
+
+Deno.test("a ledger lock held elsewhere is a short wait, not a 10 s failure", async () => {
+  await using home = await tempDir();
+  const pid = await deadSession(home.path);
+  await planKey(home.path, "held", pid, ["--release"]);
+  setMode(home.path, "on");
+  const ledger = ledgerOf(home.path);
+  // A dispatch.lock of a dead owner, and someone else sitting on the ledger's own flock.
+  const dead = await deadSession(home.path);
+  writeJson(`${ledger}/dispatch.lock`, {
+    pid: dead,
+    start_token: "1",
+    host: Deno.hostname(),
+    boot_id: null,
+    at: new Date().toISOString(),
+    nonce: "n",
+  });
+  const holder = await Deno.open(`${ledger}/.lock`, { read: true, write: true, create: true });
+  await holder.lock(true);
+  try {
+    const started = Date.now();
+    const r = await check(home.path, "held", FACTS, ["--claim"]);
+    assertEquals([r.code, r.v.kind, r.v.reason], [10, "wait", "locked"], r.stderr);
+    assert(Date.now() - started < 5_000, `answered in ${Date.now() - started} ms`);
+  } finally {
+    holder.close();
+  }
+});
