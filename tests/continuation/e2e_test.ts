@@ -37,6 +37,10 @@ async function deadSession(home: string, sessionId = "S1"): Promise<number> {
   return s.pid;
 }
 
+/** continuation-plan as a hook would run it, for tests of its refusals (exit code, stderr). */
+const planRaw = (home: string, key: string, pid: number) =>
+  roster(["continuation-plan", "--key", key, "--session", String(pid), "--home", home]);
+
 const ledgerOf = (home: string) => `${home}/continuations`;
 
 async function planKey(home: string, key: string, pid: number, extra: string[] = []) {
@@ -379,15 +383,7 @@ Deno.test("continuation-check: verdicts and exit codes through the CLI", async (
     assertEquals(events(ledger, "claim").length, 1);
   });
   await t.step("a new plan for a claimed key is refused", async () => {
-    const r = await roster([
-      "continuation-plan",
-      "--key",
-      "k",
-      "--session",
-      String(pid),
-      "--home",
-      home.path,
-    ]);
+    const r = await planRaw(home.path, "k", pid);
     assertEquals(r.code, 2);
     assertMatch(r.stderr, /already claimed/);
   });
@@ -933,15 +929,7 @@ Deno.test("the plan's session is read from the store as list shows it", async ()
   // A malformed record cannot vouch for a session: refuse to plan from it.
   Deno.writeTextFileSync(path, "{");
   Deno.chmodSync(path, 0o600);
-  const r = await roster([
-    "continuation-plan",
-    "--key",
-    "k",
-    "--session",
-    String(pid),
-    "--home",
-    home.path,
-  ]);
+  const r = await planRaw(home.path, "k", pid);
   assertEquals(r.code, 2);
   assertMatch(r.stderr, /Invalid --session: the record of pid \d+ is malformed/);
 });

@@ -6,7 +6,7 @@
  * without them the test is skipped with a printed reason.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { cliArgs, rosterJson, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
+import { cliArgs, rosterJson, run, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
 
 const DOC = new URL("../../docs/continuation.md", import.meta.url).pathname;
@@ -96,19 +96,7 @@ printf '%s\\n' "$turn" >"$LOG/turn.tmp" && mv "$LOG/turn.tmp" "$LOG/turn"
       LOG: log,
       NO_COLOR: "1",
     };
-    const sh = async (cmd: string, args: string[]) => {
-      const out = await new Deno.Command(cmd, {
-        args,
-        env,
-        clearEnv: true,
-        cwd: root.path,
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const dec = new TextDecoder();
-      return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-    };
+    const sh = (cmd: string, args: string[]) => run(cmd, args, env, root.path);
 
     // An interrupted Claude Code session: registered, then its process killed.
     const session = spawnSleeper();
