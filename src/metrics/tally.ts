@@ -1,0 +1,229 @@
+/**
+ * What `roster metrics` reports, pure: rows, ledger keys and audit lines go in one at a time
+ * (so the store is never held whole), metric families come out. Every name and label set is
+ * decided here; docs/fleet.md says what each one means.
+ */
+import type { SkipClass } from "../continuation/schema.ts";
+import { FACT_NAMES, type Mode } from "../continuation/rules.ts";
+import { parseTime, type Row } from "../registry/record.ts";
+import type { Family, Sample } from "./exposition.ts";
+
+/** A continuation key, by the files it has (docs/fleet.md lists each state's meaning). */
+export type KeyState =
+  | "planned"
+  | "released"
+  | "damaged"
+  | "claimed"
+  | "dispatched"
+  | "lost"
+  | "skipped";
+export const KEY_STATES: readonly KeyState[] = [
+  "planned",
+  "released",
+  "damaged",
+  "claimed",
+  "dispatched",
+  "lost",
+  "skipped",
+];
+
+/** What a ledger key contributes: its state, and for a skipped one what its skip file says. */
+export interface LedgerKey {
+  state: KeyState;
+  /** For `skipped`: the skip's class and reason; class null when the skip file is damaged. */
+  skip?: { class: SkipClass | null; reason: string };
+}
+
+/** The reasons `continuation-check` writes, each reported from the start (at 0) so that an
+ * alert on its increase sees the first one. Others (a future reason) are added when seen. */
+const SKIP_REASONS = ["ack", "timeout"];
+const VETO_REASONS = [
+  "owner-unknown",
+  "disabled",
+  "hold",
+  "identity",
+  "new-entry",
+  "user-active",
+  "busy",
+  "watchdog",
+  "watchdog-unknown",
+  ...FACT_NAMES.map((n) => `fact-missing:${n}`),
+  "skip-damaged",
+];
+const AUDIT_EVENTS = ["claim", "skip", "lock-reclaim"];
+const MODES: readonly Mode[] = ["on", "off", "dry-run"];
+const DISPATCH_OUTCOMES = { dispatched: "dispatched", lost: "lost", claimed: "pending" } as const;
+
+export interface TallyOptions {
+  /** Label each live session's start time with its session id and cwd too (high cardinality). */
+  sessionLabels?: boolean;
+}
+
+/** The ledger as a whole, read once per scrape. */
+export interface LedgerSummary {
+  mode: Mode;
+  hold: boolean;
+}
+
+const zeroed = (names: readonly string[]) => new Map(names.map((n) => [n, 0]));
+const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
+
+export class MetricsTally {
+  #sessions = new Map<string, { agent: string; liveness: string; reason: string; n: number }>();
+  #starts: { pid: number; sample: Sample }[] = [];
+  #prunable = zeroed(["dead", "malformed"]);
+  #keys = zeroed(KEY_STATES);
+  #dispatches = zeroed(Object.values(DISPATCH_OUTCOMES));
+  #skips = zeroed(SKIP_REASONS);
+  #vetoes = zeroed(VETO_REASONS);
+  #audit = zeroed(AUDIT_EVENTS);
+
+  constructor(readonly options: TallyOptions = {}) {}
+
+  addRow(row: Row) {
+    const agent = row.agent ?? "";
+    const id = JSON.stringify([agent, row.liveness, row.reason]);
+    const entry = this.#sessions.get(id);
+    if (entry) entry.n++;
+    else this.#sessions.set(id, { agent, liveness: row.liveness, reason: row.reason, n: 1 });
+    if (row.malformed) bump(this.#prunable, "malformed");
+    else if (row.liveness === "dead") bump(this.#prunable, "dead");
+    if (row.liveness === "alive" && row.session_pid !== null) {
+      // The process's own start where the OS gave one, else when the session registered.
+      const started =
+        (row.process_started_at === null ? null : parseTime(row.process_started_at)) ??
+          (row.registered_at === null ? null : parseTime(row.registered_at));
+      if (started === null) return;
+      const labels: Record<string, string> = { agent, pid: String(row.session_pid) };
+      if (this.options.sessionLabels) {
+        labels.session_id = row.session_id ?? "";
+        labels.cwd = row.cwd ?? "";
+      }
+      this.#starts.push({ pid: row.session_pid, sample: { labels, value: started / 1000 } });
+    }
+  }
+
+  addKey(key: LedgerKey) {
+    bump(this.#keys, key.state);
+    if (key.state in DISPATCH_OUTCOMES) {
+      bump(this.#dispatches, DISPATCH_OUTCOMES[key.state as keyof typeof DISPATCH_OUTCOMES]);
+    }
+    if (key.state === "skipped" && key.skip) {
+      const { class: cls, reason } = key.skip;
+      if (cls === null) bump(this.#vetoes, "skip-damaged");
+      else bump(cls === "veto" ? this.#vetoes : this.#skips, reason);
+    }
+  }
+
+  /** One line of `audit.ndjson` (null: one too long to read); a torn line is `unreadable`. */
+  addAuditLine(line: string | null) {
+    if (line !== null && line.trim() === "") return;
+    let event: unknown;
+    try {
+      if (line !== null) event = (JSON.parse(line) as Record<string, unknown>)?.event;
+    } catch { /* a torn line */ }
+    bump(
+      this.#audit,
+      typeof event !== "string" ? "unreadable" : AUDIT_EVENTS.includes(event) ? event : "other",
+    );
+  }
+
+  families(
+    ledger: LedgerSummary,
+    scrape: { atMs: number; durationMs: number; version: string },
+  ): Family[] {
+    const counts = (m: Map<string, number>, label: string): Sample[] =>
+      [...m].sort(([a], [b]) => cmp(a, b)).map(([v, n]) => ({ labels: { [label]: v }, value: n }));
+    const sessions = [...this.#sessions.values()]
+      .sort((a, b) =>
+        cmp(a.agent, b.agent) || cmp(a.liveness, b.liveness) || cmp(a.reason, b.reason)
+      )
+      .map((s) => ({
+        labels: { agent: s.agent, liveness: s.liveness, reason: s.reason },
+        value: s.n,
+      }));
+    return [
+      {
+        name: "roster_sessions",
+        type: "gauge",
+        help: "Registered sessions (records in the store), by agent, liveness and reason.",
+        samples: sessions,
+      },
+      {
+        name: "roster_session_start_time_seconds",
+        type: "gauge",
+        help: "Start time of each live session's process since the Unix epoch " +
+          "(its registration time where the OS gave none).",
+        samples: this.#starts.sort((a, b) => a.pid - b.pid).map((s) => s.sample),
+      },
+      {
+        name: "roster_prunable_records",
+        type: "gauge",
+        help: "Records waiting for roster prune: dead ones, and malformed files.",
+        samples: counts(this.#prunable, "kind"),
+      },
+      {
+        name: "roster_continuation_keys",
+        type: "gauge",
+        help: "Continuation keys in the ledger, by state.",
+        samples: counts(this.#keys, "state"),
+      },
+      {
+        name: "roster_continuation_dispatches_total",
+        type: "counter",
+        help: "Continuations claimed for dispatch (one per claimed key), by outcome.",
+        samples: counts(this.#dispatches, "outcome"),
+      },
+      {
+        name: "roster_continuation_skips_total",
+        type: "counter",
+        help: "Continuations skipped because the process ended (class process-end), by reason.",
+        samples: counts(this.#skips, "reason"),
+      },
+      {
+        name: "roster_continuation_vetoes_total",
+        type: "counter",
+        help: "Continuations vetoed (skips of class veto, and damaged skip files), by reason.",
+        samples: counts(this.#vetoes, "reason"),
+      },
+      {
+        name: "roster_continuation_audit_events_total",
+        type: "counter",
+        help: "Lines of the ledger's audit log, by event (unreadable: a torn line).",
+        samples: counts(this.#audit, "event"),
+      },
+      {
+        name: "roster_continuation_mode",
+        type: "gauge",
+        help: "The ledger's mode: 1 for the one in force (a missing or damaged config is off).",
+        samples: MODES.map((m) => ({ labels: { mode: m }, value: m === ledger.mode ? 1 : 0 })),
+      },
+      {
+        name: "roster_continuation_hold",
+        type: "gauge",
+        help: "1 while the ledger's hold file holds every continuation, else 0.",
+        samples: [{ labels: {}, value: ledger.hold ? 1 : 0 }],
+      },
+      {
+        name: "roster_build_info",
+        type: "gauge",
+        help: "The roster that wrote these metrics: always 1, its version as a label.",
+        samples: [{ labels: { version: scrape.version }, value: 1 }],
+      },
+      {
+        name: "roster_scrape_duration_seconds",
+        type: "gauge",
+        help: "How long roster took to read the store and the ledger for these metrics.",
+        samples: [{ labels: {}, value: scrape.durationMs / 1000 }],
+      },
+      {
+        name: "roster_scrape_timestamp_seconds",
+        type: "gauge",
+        help: "When roster read the store for these metrics, since the Unix epoch.",
+        samples: [{ labels: {}, value: scrape.atMs / 1000 }],
+      },
+    ];
+  }
+}
+
+const cmp = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0;
