@@ -232,17 +232,6 @@ export function installed(tool: string): boolean {
   return ok;
 }
 
-/** Whether this process may pick the next pid (root on Linux): for real PID-reuse tests. */
-export function canForcePid(): boolean {
-  try {
-    Deno.openSync("/proc/sys/kernel/ns_last_pid", { write: true }).close();
-    return true;
-  } catch {
-    console.log("skipped: /proc/sys/kernel/ns_last_pid is not writable (needs root on Linux)");
-    return false;
-  }
-}
-
 export interface Zombie extends AsyncDisposable {
   /** The zombie: exited, never reaped. */
   pid: number;

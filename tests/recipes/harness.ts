@@ -161,22 +161,3 @@ export class Harness implements AsyncDisposable {
     return this.crash();
   }
 }
-
-/**
- * Starts `start()` so that its pid is `pid`, by writing pid-1 to ns_last_pid just before.
- * Another fork may win the race: then it gives up after a few tries and returns null.
- */
-export function atPid<T extends { pid: number; crash(): Promise<void> }>(
-  pid: number,
-  start: () => T,
-): Promise<T | null> {
-  return (async () => {
-    for (let i = 0; i < 20; i++) {
-      Deno.writeTextFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
-      const h = start();
-      if (h.pid === pid) return h;
-      await h.crash();
-    }
-    return null;
-  })();
-}
