@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs roster's Windows tests with the real Windows build of Deno under Wine, on Linux.
+# Usage: scripts/wine/test.sh [test files or directories...] (default: the Windows test set).
+# Each run gets a private WINEPREFIX, ended with `wineserver -k` and removed; Deno's summary line
+# ("ok | N passed | M failed") is printed as-is so .ci/run adds it to the totals.
+# Tests under Wine spawn `ping.exe -n N 127.0.0.1` as a sleeper, never deno.exe (~130 MB each).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+cache=$(bash scripts/wine/setup.sh | tail -n 1) || exit 1
+[ -s "$cache/deno.exe" ] || { echo "Wine set-up left no deno.exe in $cache" >&2; exit 1; }
+
+wine=$(command -v wine64 || command -v wine || ls /usr/lib/wine/wine64 2>/dev/null) ||
+  { echo "wine64 is not installed" >&2; exit 1; }
+wineserver=$(command -v wineserver || ls /usr/lib/wine/wineserver64 2>/dev/null) ||
+  { echo "wineserver is not installed" >&2; exit 1; }
+
+# The Windows test set: Windows-only tests, and the OS-neutral tests of what Windows runs.
+files=("$@")
+[ ${#files[@]} -gt 0 ] || files=(tests/windows/ tests/process/windows_test.ts)
+
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/roster-wine.XXXXXX")
+export WINEPREFIX="$prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" DENO_DISABLE_NODE_SHIM=1
+export NO_COLOR=1 ROSTER_UNDER_WINE=1
+cleanup() {
+  "$wineserver" -k >/dev/null 2>&1
+  rm -rf "$prefix"
+}
+trap cleanup EXIT
+
+# Type checking happened on Linux (deno check in `deno task ok`); the Windows run only executes.
+# Windows consoles end lines with CR LF: drop the CR so summaries parse like Linux ones.
+"$wine" "$cache/deno.exe" test --allow-all --no-check "${files[@]}" 2>&1 | tr -d '\r'
+exit "${PIPESTATUS[0]}"
