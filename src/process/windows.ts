@@ -24,8 +24,8 @@ export const STILL_ACTIVE = 259;
 /** sizeof(PROCESSENTRY32W) on x64. */
 export const PROCESSENTRY32W_SIZE = 568;
 
-const PROCESS_QUERY_LIMITED_INFORMATION = 0x1000;
-const TH32CS_SNAPPROCESS = 2;
+export const PROCESS_QUERY_LIMITED_INFORMATION = 0x1000;
+export const TH32CS_SNAPPROCESS = 2;
 const INVALID_HANDLE_VALUE = 0xffff_ffff_ffff_ffffn;
 const OFF_PID = 8;
 const OFF_PPID = 32;
