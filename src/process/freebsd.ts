@@ -22,6 +22,7 @@ import {
   SYSCTL_SYMBOL,
   sysctlReader,
 } from "./bsd.ts";
+import { psBackend } from "./ps.ts";
 import type { Probe, ProcessBackend, ProcessCommand, ProcessInfo, TokenMatch } from "./types.ts";
 
 /** sizeof(struct kinfo_proc) on 64-bit FreeBSD, also stored in its ki_structsize field. */
@@ -91,6 +92,36 @@ export function freebsdProcessInfo(k: KinfoProc): ProcessInfo {
   return kinfoToInfo(k, freebsdToken(k.startSec, k.startUsec), k.stat === FREEBSD_SZOMB);
 }
 
+/**
+ * A missing pid makes sysctl fail with ESRCH, but errno is unreadable here, and a process
+ * hidden from this user fails the same way. `ps -p` settles it with the `--allow-run=ps` the
+ * binary has; `Deno.kill(pid, 0)` needs unrestricted `--allow-run`, so it is asked only when
+ * that is granted. Neither answering is "unsupported", never a guess.
+ */
+export function confirmSysctlFailure(
+  pid: number,
+  viaPs: (pid: number) => Probe = (p) => psBackend().probe(p),
+): Probe {
+  const exists: Probe = {
+    kind: "exists",
+    info: { pid, ppid: null, startToken: null, startedAtMs: null, zombie: false, name: null },
+  };
+  const ps = viaPs(pid);
+  if (ps.kind === "gone") return ps;
+  // ps's token is of another scheme: keep only that the process is there.
+  if (ps.kind === "exists") return exists;
+  if (Deno.permissions.querySync({ name: "run" }).state !== "granted") {
+    return { kind: "unsupported" };
+  }
+  try {
+    Deno.kill(pid, 0 as unknown as Deno.Signal);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return { kind: "gone" };
+    if (!(err instanceof Deno.errors.PermissionDenied)) return { kind: "unsupported" };
+  }
+  return exists;
+}
+
 /** Null when FFI is not granted (asking would prompt inside a hook) or libc.so.7 is missing. */
 export function freebsdBackend(): ProcessBackend | null {
   let lib;
@@ -107,22 +138,8 @@ export function freebsdBackend(): ProcessBackend | null {
     // kill(0 or negative) would probe a process group, not a process.
     if (!isBsdPid(pid)) return { kind: "gone" };
     const bytes = read(kinfoMib(pid), FREEBSD_KINFO_PROC_SIZE);
-    if (bytes === null) return confirmFailure(pid);
+    if (bytes === null) return confirmSysctlFailure(pid);
     return judgeKinfo(pid, bytes, decodeFreebsdKinfoProc, freebsdProcessInfo);
-  }
-
-  /** A missing pid makes sysctl fail with ESRCH, but errno is unreadable here: ask kill(pid, 0). */
-  function confirmFailure(pid: number): Probe {
-    try {
-      Deno.kill(pid, 0 as unknown as Deno.Signal);
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return { kind: "gone" };
-      if (!(err instanceof Deno.errors.PermissionDenied)) return { kind: "unsupported" };
-    }
-    return {
-      kind: "exists",
-      info: { pid, ppid: null, startToken: null, startedAtMs: null, zombie: false, name: null },
-    };
   }
 
   function command(pid: number): ProcessCommand {

@@ -8,10 +8,24 @@
  * "different". Before trusting "no such process" the backend checks once that this ps
  * understands the options by listing its own process: a ps that rejects them would
  * otherwise make every pid look gone.
+ * Each keyword gets its own `-o` with an empty header: BSD and macOS ps read `-o pid=,ppid=`
+ * as one column whose header is everything after the first `=`, procps as two. `state` is the
+ * keyword every ps knows (procps: one letter; BSD/macOS: an alias of `stat`).
+ * ps runs with a cleared environment: with `--allow-run=ps`, Deno refuses to spawn a child
+ * that would inherit any `LD_*` or `DYLD_*` variable, and ps needs none of the caller's.
  */
 import type { Probe, ProcessBackend, ProcessCommand, ProcessInfo, TokenMatch } from "./types.ts";
 
-export const PS_FIELDS = "pid=,ppid=,stat=,lstart=,comm=";
+/** The columns asked for, in order; `comm` last because it may contain spaces. */
+export const PS_KEYWORDS = ["pid", "ppid", "state", "lstart", "comm"] as const;
+
+/** ps's arguments for one pid: one `-o keyword=` per column, so every ps prints no header. */
+export function psArgs(pid: number): string[] {
+  return [...PS_KEYWORDS.flatMap((k) => ["-o", `${k}=`]), "-p", String(pid)];
+}
+
+/** The environment ps runs with: C locale for English lstart, UTC so tokens ignore TZ. */
+export const PS_ENV: Readonly<Record<string, string>> = { LC_ALL: "C", TZ: "UTC0" };
 /** How far two lstart readings may differ and still count as the same process. */
 export const PS_TOKEN_TOLERANCE_SEC = 2;
 
@@ -29,7 +43,7 @@ export interface PsLine {
   comm: string;
 }
 
-/** Parses one line of `ps -o pid=,ppid=,stat=,lstart=,comm=`; null for any other shape. */
+/** Parses one line of `ps` run with `psArgs`; null for any other shape. */
 export function parsePsLine(line: string): PsLine | null {
   const m = LINE.exec(line.replace(/\r?\n$/, ""));
   if (m === null) return null;
@@ -74,7 +88,8 @@ export function psProcessInfo(p: PsLine): ProcessInfo {
     startToken: psToken(p.startSec),
     startedAtMs: p.startSec * 1000,
     zombie: p.stat.startsWith("Z"),
-    name: p.comm || null,
+    // macOS prints the path a process was started with: the name is its last part.
+    name: (p.comm.startsWith("/") ? p.comm.slice(p.comm.lastIndexOf("/") + 1) : p.comm) || null,
   };
 }
 
@@ -104,7 +119,8 @@ export function psBackend(): ProcessBackend {
         stdin: "null",
         stdout: "piped",
         stderr: "null",
-        env: { LC_ALL: "C", TZ: "UTC0" },
+        env: { ...PS_ENV },
+        clearEnv: true,
       }).outputSync();
       return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
     } catch {
@@ -113,7 +129,7 @@ export function psBackend(): ProcessBackend {
   }
 
   function find(pid: number): { run: PsRun; line: PsLine | null } | null {
-    const run = runPs(["-o", PS_FIELDS, "-p", String(pid)]);
+    const run = runPs(psArgs(pid));
     if (run === null) return null;
     for (const text of run.stdout.split("\n")) {
       const line = parsePsLine(text);

@@ -3,7 +3,8 @@ import {
   comparePsTokens,
   parsePsArgs,
   parsePsLine,
-  PS_FIELDS,
+  PS_ENV,
+  psArgs,
   psBackend,
   psProcessInfo,
   psToken,
@@ -96,10 +97,11 @@ Deno.test("ps process info and tokens", async (t) => {
 
 function runPs(pid: number): { code: number; stdout: string } {
   const out = new Deno.Command("ps", {
-    args: ["-o", PS_FIELDS, "-p", String(pid)],
+    args: psArgs(pid),
     stdout: "piped",
     stderr: "null",
-    env: { LC_ALL: "C", TZ: "UTC0" },
+    env: { ...PS_ENV },
+    clearEnv: true,
   }).outputSync();
   return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
 }
@@ -154,6 +156,116 @@ Deno.test({
     await t.step("non-positive pids are gone without asking ps", () => {
       assertEquals(b.probe(0).kind, "gone");
       assertEquals(b.probe(-1).kind, "gone");
+    });
+  },
+});
+
+/**
+ * How BSD and macOS ps read one `-o` argument (FreeBSD bin/ps/keyword.c parsefmt): keywords
+ * are split at commas, but the first `=` makes everything after it the header of that column.
+ */
+function bsdColumns(args: string[]): { keyword: string; header: string }[] {
+  const columns: { keyword: string; header: string }[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] !== "-o") continue;
+    let rest = args[++i];
+    while (rest !== "") {
+      const eq = rest.indexOf("=");
+      const comma = rest.indexOf(",");
+      if (eq !== -1 && (comma === -1 || eq < comma)) {
+        columns.push({ keyword: rest.slice(0, eq), header: rest.slice(eq + 1) });
+        break;
+      }
+      const end = comma === -1 ? rest.length : comma;
+      columns.push({ keyword: rest.slice(0, end), header: rest.slice(0, end).toUpperCase() });
+      rest = comma === -1 ? "" : rest.slice(comma + 1);
+    }
+  }
+  return columns;
+}
+
+const fixture = (name: string) =>
+  Deno.readTextFileSync(new URL(`../fixtures/ps/${name}`, import.meta.url)).trimEnd();
+
+Deno.test("ps arguments and output on BSD and macOS (fixtures: tests/fixtures/ps)", async (t) => {
+  await t.step("every column gets its own -o and an empty header, as BSD ps needs", () => {
+    assertEquals(bsdColumns(psArgs(42)), [
+      { keyword: "pid", header: "" },
+      { keyword: "ppid", header: "" },
+      { keyword: "state", header: "" },
+      { keyword: "lstart", header: "" },
+      { keyword: "comm", header: "" },
+    ]);
+    assertEquals(psArgs(42).slice(-2), ["-p", "42"]);
+  });
+  await t.step("the model reads the old single -o as one column, as FreeBSD did", () => {
+    assertEquals(bsdColumns(["-o", "pid=,ppid=,stat=,lstart=,comm="]), [
+      { keyword: "pid", header: ",ppid=,stat=,lstart=,comm=" },
+    ]);
+    for (const line of fixture("freebsd-combined.txt").split("\n")) {
+      assertEquals(parsePsLine(line), null);
+    }
+  });
+  await t.step("FreeBSD lines", () => {
+    assertEquals(parsePsLine(fixture("freebsd-init.txt")), {
+      pid: 1,
+      ppid: 0,
+      stat: "ILs",
+      startSec: Date.parse("2026-11-30T09:12:01Z") / 1000,
+      comm: "init",
+    });
+    const claude = parsePsLine(fixture("freebsd-claude.txt"));
+    assert(claude !== null);
+    assertEquals(psProcessInfo(claude), {
+      pid: 71234,
+      ppid: 71200,
+      startToken: `ps:${Date.parse("2026-11-02T03:04:05Z") / 1000}`,
+      startedAtMs: Date.parse("2026-11-02T03:04:05Z"),
+      zombie: false,
+      name: "claude",
+    });
+    const zombie = parsePsLine(fixture("freebsd-zombie.txt"));
+    assert(zombie !== null && psProcessInfo(zombie).zombie);
+  });
+  await t.step("macOS lines: comm is a path, the name is its last part", () => {
+    const launchd = parsePsLine(fixture("macos-launchd.txt"));
+    assert(launchd !== null);
+    assertEquals([launchd.pid, launchd.ppid, launchd.comm], [1, 0, "/sbin/launchd"]);
+    assertEquals(psProcessInfo(launchd).name, "launchd");
+    const claude = parsePsLine(fixture("macos-claude.txt"));
+    assert(claude !== null);
+    assertEquals(psProcessInfo(claude).name, "claude");
+    assertEquals(claude.startSec, Date.parse("2026-11-02T03:04:05Z") / 1000);
+    const spaced = parsePsLine(fixture("macos-spaces.txt"));
+    assertEquals(spaced && psProcessInfo(spaced).name, "Activity Monitor");
+    const zombie = parsePsLine(fixture("macos-zombie.txt"));
+    assert(zombie !== null && psProcessInfo(zombie).zombie);
+    assertEquals(psProcessInfo(zombie).name, "(sleep)");
+  });
+});
+
+Deno.test({
+  name: "with only --allow-run=ps, inherited LD_*/DYLD_* variables and a missing pid",
+  ignore: Deno.build.os === "windows", // no ps on Windows
+  async fn() {
+    const dead = spawnSleeper();
+    await dead.kill();
+    const child = new URL("./ps_permissions_child.ts", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--allow-run=ps", child, String(Deno.pid), String(dead.pid)],
+      env: { LD_LIBRARY_PATH: "/nonexistent", LD_PRELOAD: "", DYLD_INSERT_LIBRARIES: "" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const dec = new TextDecoder();
+    assertEquals(out.code, 0, dec.decode(out.stderr));
+    // ps runs despite the variables (Deno refuses to pass them on under --allow-run=ps), and
+    // FreeBSD's check for a pid sysctl cannot see asks ps, not Deno.kill (which needs all run).
+    assertEquals(JSON.parse(dec.decode(out.stdout)), {
+      [`ps ${Deno.pid}`]: "exists",
+      [`confirm ${Deno.pid}`]: "exists",
+      [`ps ${dead.pid}`]: "gone",
+      [`confirm ${dead.pid}`]: "gone",
     });
   },
 });
