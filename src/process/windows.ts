@@ -5,8 +5,8 @@
  * GetLastError cannot be read reliably from Deno, so a failed OpenProcess is settled by a
  * Toolhelp snapshot instead of by its error code, and the whole decision is the pure
  * `judgeWindowsProbe`. Toolhelp parent ids are not updated when a parent exits and its pid
- * is reused: a caller walking parents must accept one only if it was created no later than
- * the child (as psutil `parent()` does). Layouts are x64 and were checked only against
+ * is reused: a probe reports a parent only if it was created no later than the child (as
+ * psutil `parent()` does), so a walk up the parents never steps onto a stranger. Layouts are x64 and were checked only against
  * fixtures, never on a real Windows machine. There is no boot id.
  */
 import {
@@ -89,6 +89,26 @@ export interface WindowsObservation {
   exitCode: number | null;
   /** The snapshot entry for the pid; null when not listed; undefined when no snapshot. */
   entry: ProcessEntry | null | undefined;
+  /**
+   * The creation FILETIME (8 bytes) of the process now holding `entry.ppid`, when it could be
+   * read; absent or null when not (gone, access denied, or not asked).
+   */
+  parentCreation?: Uint8Array | null;
+}
+
+/**
+ * Toolhelp keeps a child's parent pid after the parent exits, and Windows hands that pid to
+ * new processes: a parent created after the child is a stranger holding a reused pid, so the
+ * child's parent is unknown (null), never that process. Equal times are accepted (a FILETIME
+ * tick is 100 ns; psutil `parent()` uses the same <= rule).
+ */
+export function verifiedParent(
+  ppid: number | null,
+  childCreation: bigint | null,
+  parentCreation: bigint | null,
+): number | null {
+  if (ppid === null || childCreation === null || parentCreation === null) return ppid;
+  return parentCreation <= childCreation ? ppid : null;
 }
 
 /** Turns what kernel32 said about one pid into a Probe. */
@@ -121,9 +141,12 @@ export function judgeWindowsProbe(pid: number, obs: WindowsObservation): Probe {
   // Whether Toolhelp still lists an exited process whose object is held open is unverified;
   // if it does, that rare case reads as running.
   const exited = (obs.exitCode !== null && obs.exitCode !== STILL_ACTIVE) || entry === null;
+  const parentCreated = obs.parentCreation != null && obs.parentCreation.length >= 8
+    ? decodeFiletime(obs.parentCreation).raw
+    : null;
   const info: ProcessInfo = {
     pid,
-    ppid: entry ? entry.ppid : null,
+    ppid: verifiedParent(entry ? entry.ppid : null, created?.raw ?? null, parentCreated),
     startToken: created ? windowsToken(created.raw) : null,
     startedAtMs: created ? created.unixMs : null,
     zombie: exited,
@@ -213,9 +236,24 @@ export function windowsBackend(): ProcessBackend | null {
         creation: timesOk ? creation : null,
         exitCode: codeOk ? code[0] : null,
         entry,
+        parentCreation: entry ? creationOf(entry.ppid) : null,
       });
     } finally {
       // An open handle keeps the pid from being reused: never leak one.
+      k32.CloseHandle(handle);
+    }
+  }
+
+  /** The creation FILETIME of whatever process holds `pid` now, or null. */
+  function creationOf(pid: number): Uint8Array | null {
+    if (!validPid(pid) || pid === 0) return null;
+    const handle = k32.OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+    if (handle === null) return null;
+    try {
+      const creation = new Uint8Array(8);
+      const rest = [new Uint8Array(8), new Uint8Array(8), new Uint8Array(8)] as const;
+      return k32.GetProcessTimes(handle, creation, ...rest) !== 0 ? creation : null;
+    } finally {
       k32.CloseHandle(handle);
     }
   }

@@ -5,6 +5,7 @@ import {
   filetimeToUnixMs,
   judgeWindowsProbe,
   type ProcessEntry,
+  verifiedParent,
   windowsBackend,
   windowsToken,
 } from "../../src/process/windows.ts";
@@ -170,6 +171,37 @@ Deno.test("judgeWindowsProbe", async (t) => {
     assertEquals(r.info.zombie, false);
     assertEquals(r.info.ppid, null);
     assertEquals(r.info.startToken, token);
+  });
+  await t.step("a parent created after the child holds a reused pid: parent unknown", () => {
+    const later = filetimeBytes(KNOWN_RAW + 1n);
+    const r = judgeWindowsProbe(4321, {
+      opened: true,
+      creation,
+      exitCode: 259,
+      entry: listed,
+      parentCreation: later,
+    });
+    assert(r.kind === "exists");
+    assertEquals(r.info.ppid, null);
+  });
+  await t.step("a parent created earlier, at the same tick, or unreadable is kept", () => {
+    for (const parentCreation of [filetimeBytes(KNOWN_RAW - 1n), creation, null, undefined]) {
+      const r = judgeWindowsProbe(4321, {
+        opened: true,
+        creation,
+        exitCode: 259,
+        entry: listed,
+        parentCreation,
+      });
+      assert(r.kind === "exists");
+      assertEquals(r.info.ppid, 888);
+    }
+  });
+  await t.step("verifiedParent needs both times to refuse", () => {
+    assertEquals(verifiedParent(8, 10n, 11n), null);
+    assertEquals(verifiedParent(8, 10n, 10n), 8);
+    assertEquals(verifiedParent(8, null, 11n), 8);
+    assertEquals(verifiedParent(null, 10n, 11n), null);
   });
   await t.step("GetProcessTimes failing leaves the token null", () => {
     const r = judgeWindowsProbe(4321, {

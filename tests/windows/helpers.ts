@@ -4,6 +4,12 @@
  * ~130 MB each under Wine), and the roster CLI run as a hook would run it.
  */
 import type { CliResult } from "../helpers.ts";
+import {
+  decodeProcessEntry32W,
+  type ProcessEntry,
+  PROCESSENTRY32W_SIZE,
+  TH32CS_SNAPPROCESS,
+} from "../../src/process/windows.ts";
 
 export const IS_WINDOWS = Deno.build.os === "windows";
 /** Set by scripts/wine/test.sh: Wine lacks some of Windows (pid 4, access checks, tasklist). */
@@ -78,3 +84,59 @@ export async function rosterWin(
 }
 
 export const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+/** Every process in a Toolhelp snapshot (kernel32 through FFI, as the backend reads it). */
+export function listProcesses(): ProcessEntry[] {
+  const lib = Deno.dlopen("kernel32.dll", {
+    CreateToolhelp32Snapshot: { parameters: ["u32", "u32"], result: "pointer" },
+    Process32FirstW: { parameters: ["pointer", "buffer"], result: "i32" },
+    Process32NextW: { parameters: ["pointer", "buffer"], result: "i32" },
+    CloseHandle: { parameters: ["pointer"], result: "i32" },
+  });
+  const k = lib.symbols;
+  const snap = k.CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
+  const buf = new Uint8Array(PROCESSENTRY32W_SIZE);
+  const view = new DataView(buf.buffer);
+  const out: ProcessEntry[] = [];
+  try {
+    view.setUint32(0, PROCESSENTRY32W_SIZE, true);
+    if (k.Process32FirstW(snap, buf) === 0) return out;
+    do {
+      const e = decodeProcessEntry32W(buf);
+      if (e !== null) out.push(e);
+      view.setUint32(0, PROCESSENTRY32W_SIZE, true);
+    } while (k.Process32NextW(snap, buf) !== 0);
+  } finally {
+    k.CloseHandle(snap);
+    lib.close();
+  }
+  return out;
+}
+
+/**
+ * Starts `program args...` through `cmd /c start /b`: cmd runs start.exe, which starts the
+ * program and exits, as does cmd. The program is left with a parent pid that names no process,
+ * as when a hook's parent exits first. Returns that parent pid and the program's pid.
+ */
+export async function startOrphan(
+  program: string,
+  args: string[],
+): Promise<{ parent: number; pid: number }> {
+  const image = program.split(/[\\/]/).at(-1)!.toLowerCase();
+  const before = new Set(listProcesses().map((p) => p.pid));
+  const cmd = new Deno.Command("cmd.exe", {
+    args: ["/c", "start", "", "/b", program, ...args],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await cmd.status;
+  for (let i = 0; i < 100; i++) {
+    const found = listProcesses().find((p) =>
+      !before.has(p.pid) && p.pid !== cmd.pid && p.exeFile.toLowerCase() === image
+    );
+    if (found) return { parent: found.ppid, pid: found.pid };
+    await sleep(100);
+  }
+  throw new Error(`${program} did not start within 10 s`);
+}
