@@ -15,9 +15,13 @@ wine=$(command -v wine64 || command -v wine || ls /usr/lib/wine/wine64 2>/dev/nu
 wineserver=$(command -v wineserver || ls /usr/lib/wine/wineserver64 2>/dev/null) ||
   { echo "wineserver is not installed" >&2; exit 1; }
 
-# The Windows test set: Windows-only tests, and the OS-neutral tests of what Windows runs.
+# By default the files tests/platforms.ts lists for Windows: the OS-neutral tests and the
+# Windows-only ones, as the Windows CI job runs them.
 files=("$@")
-[ ${#files[@]} -gt 0 ] || files=(tests/windows/ tests/process/windows_test.ts)
+if [ ${#files[@]} -eq 0 ]; then
+  mapfile -t files < <(deno run --allow-read tests/platforms.ts windows) || exit 1
+  [ ${#files[@]} -gt 0 ] || { echo "tests/platforms.ts listed no Windows tests" >&2; exit 1; }
+fi
 
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/roster-wine.XXXXXX")
 export WINEPREFIX="$prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" DENO_DISABLE_NODE_SHIM=1

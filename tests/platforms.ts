@@ -1,0 +1,80 @@
+/**
+ * Which test files run on which OS. On Linux every file runs (`deno task ok`); the macOS and
+ * Windows CI jobs and the Wine run (scripts/wine/test.sh) run only the files listed for their
+ * OS, since the rest drive Linux for real. Each Linux-only file says why. Tests inside a
+ * listed file that need something an OS lacks carry their own `ignore` guard with a reason.
+ * tests/platforms_test.ts checks that every test file is listed here exactly once.
+ */
+
+/** Pure logic and fixtures: no process, no /proc, no POSIX modes. Passed under Wine too. */
+export const EVERYWHERE: readonly string[] = [
+  "tests/duration_test.ts",
+  "tests/errors_test.ts",
+  "tests/continuation/rules_test.ts",
+  "tests/continuation/schema_test.ts",
+  "tests/process/bsd_test.ts",
+  "tests/process/darwin_test.ts",
+  "tests/process/freebsd_test.ts",
+  "tests/process/linux_test.ts",
+  "tests/process/ps_test.ts",
+  "tests/process/real_backend_test.ts",
+  "tests/process/types_test.ts",
+  "tests/process/windows_test.ts",
+  "tests/registry/home_test.ts",
+  "tests/registry/liveness_test.ts",
+  "tests/registry/owner_test.ts",
+  "tests/registry/record_test.ts",
+  "tests/layouts/layouts_test.ts",
+  "tests/platforms_test.ts",
+  "tests/workflows/workflows_test.ts",
+];
+
+/** Tests written for Windows: real kernel32, Windows file modes, the CLI end to end. */
+export const WINDOWS_ONLY: readonly string[] = [
+  "tests/windows/backend_test.ts",
+  "tests/windows/stale_parent_test.ts",
+];
+
+/** Files that run on Linux only, each with the reason. */
+export const LINUX_ONLY: Readonly<Record<string, string>> = {
+  "tests/cli/args_test.ts": "help snapshots compare LF text and Unix paths",
+  "tests/cli/completions_test.ts": "drives bash, zsh and fish",
+  "tests/cli/e2e_test.ts": "spawns sleep and sh, reads /proc, checks POSIX modes",
+  "tests/cli/hooks_test.ts": "real processes read through /proc",
+  "tests/continuation/check_test.ts": "checks POSIX modes (chmod)",
+  "tests/continuation/e2e_test.ts": "spawns sleep and sh, private pid namespaces",
+  "tests/continuation/example_test.ts": "drives tmux and jq",
+  "tests/continuation/ledger_test.ts": "FIFOs, symlinks and POSIX modes",
+  "tests/continuation/lock_test.ts": "spawns sleep; Windows locking is in tests/windows",
+  "tests/continuation/plan_test.ts":
+    "ledger files checked by POSIX mode (fixed with the store rules)",
+  "tests/metrics/tally_test.ts": "FIFOs (mkfifo) and POSIX modes",
+  "tests/recipes/ci_test.ts": "the recipe is a bash script",
+  "tests/recipes/claude_test.ts": "the real Claude Code release, in tmux",
+  "tests/recipes/codex_test.ts": "the real Codex release, in tmux",
+  "tests/recipes/pi_test.ts": "the real pi release, in tmux",
+  "tests/recipes/shell_test.ts": "the recipe runs in bash and zsh",
+  "tests/registry/discover_test.ts": "reads /proc; FIFOs and POSIX modes",
+  "tests/reliability/crash_test.ts": "SIGKILL at pause points, POSIX signals",
+  "tests/reliability/disk_test.ts": "mounts a tiny tmpfs",
+  "tests/reliability/hostile_test.ts": "FIFOs, symlinks, POSIX modes",
+  "tests/reliability/liveness_truth_test.ts": "cross-checks /proc against ps",
+  "tests/reliability/load_test.ts": "spawns sleep by the hundred",
+  "tests/reliability/permissions_test.ts": "POSIX owners and modes",
+  "tests/scripts/build_test.ts": "runs scripts/build.ts with Unix paths",
+  "tests/scripts/install_test.ts": "scripts/install.sh is POSIX sh",
+  "tests/scripts/launcher_test.ts": "scripts/deno is POSIX sh",
+  "tests/serial/pid_reuse_test.ts": "private pid namespaces (unshare)",
+};
+
+/** The files (or directories) to run on `os`; every file on Linux. */
+export function testFilesFor(os: typeof Deno.build.os): string[] {
+  if (os === "linux") return ["tests/"];
+  return os === "windows" ? [...EVERYWHERE, ...WINDOWS_ONLY] : [...EVERYWHERE];
+}
+
+if (import.meta.main) {
+  // `deno run --allow-read tests/platforms.ts [os]`: the list, one file a line.
+  const os = (Deno.args[0] ?? Deno.build.os) as typeof Deno.build.os;
+  console.log(testFilesFor(os).join("\n"));
+}
