@@ -102,6 +102,18 @@ export function parseProcArgs2(bytes: Uint8Array): ProcArgs2 | null {
   return { argc, exe, argv };
 }
 
+/**
+ * A uuid_t (16 bytes) as the usual upper-case text, as `ioreg` and System Information show
+ * IOPlatformUUID; null for a wrong length or an all-zero id (no answer).
+ */
+export function formatHostUuid(bytes: Uint8Array): string | null {
+  if (bytes.length !== 16 || bytes.every((b) => b === 0)) return null;
+  const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("").toUpperCase();
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${
+    hex.slice(20)
+  }`;
+}
+
 /** Null when FFI is not granted (asking would prompt inside a hook) or libSystem is missing. */
 export function darwinBackend(): ProcessBackend | null {
   let lib;
@@ -113,11 +125,13 @@ export function darwinBackend(): ProcessBackend | null {
     lib = Deno.dlopen(LIBSYSTEM, {
       sysctl: SYSCTL_SYMBOL,
       proc_pidpath: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+      // int gethostuuid(uuid_t id, const struct timespec *wait): the hardware UUID.
+      gethostuuid: { parameters: ["buffer", "buffer"], result: "i32" },
     });
   } catch {
     return null;
   }
-  const { proc_pidpath } = lib.symbols;
+  const { proc_pidpath, gethostuuid } = lib.symbols;
   const read = sysctlReader(lib.symbols.sysctl);
 
   function probe(pid: number): Probe {
@@ -148,10 +162,23 @@ export function darwinBackend(): ProcessBackend | null {
     return { exe, argv };
   }
 
+  let hostUuid: string | null | undefined;
+  /** The hardware UUID (IOPlatformUUID): fixed for the machine, unlike its hostname. */
+  function machineId(): string | null {
+    if (hostUuid !== undefined) return hostUuid;
+    const id = new Uint8Array(16);
+    // struct timespec {time_t tv_sec; long tv_nsec}: wait at most 1 s for the answer.
+    const wait = new Uint8Array(16);
+    new DataView(wait.buffer).setBigInt64(0, 1n, true);
+    hostUuid = gethostuuid(id, wait) === 0 ? formatHostUuid(id) : null;
+    return hostUuid;
+  }
+
   return {
     name: "darwin",
     probe,
     bootId: () => null,
+    machineId,
     command,
     compareTokens: exactTokens,
   } satisfies ProcessBackend;

@@ -4,6 +4,7 @@ import {
   darwinProcessInfo,
   darwinToken,
   decodeDarwinKinfoProc,
+  formatHostUuid,
   parseProcArgs2,
 } from "../../src/process/darwin.ts";
 
@@ -173,4 +174,28 @@ Deno.test({
       assert(b.command(Deno.pid).exe?.endsWith("deno"));
     });
   },
+});
+
+Deno.test("formatHostUuid: a uuid_t as IOPlatformUUID text", () => {
+  const bytes = Uint8Array.from([
+    0x56,
+    0x4d,
+    0x1a,
+    0x2b,
+    0x3c,
+    0x4d,
+    0x5e,
+    0x6f,
+    0x70,
+    0x81,
+    0x92,
+    0xa3,
+    0xb4,
+    0xc5,
+    0xd6,
+    0xe7,
+  ]);
+  assertEquals(formatHostUuid(bytes), "564D1A2B-3C4D-5E6F-7081-92A3B4C5D6E7");
+  assertEquals(formatHostUuid(new Uint8Array(16)), null, "all zero: no answer");
+  assertEquals(formatHostUuid(new Uint8Array(15).fill(1)), null);
 });
