@@ -47,7 +47,7 @@ interface Reply {
   calls: { command: string; args: string[]; code: number; stderr: string }[];
 }
 
-Deno.test("recipe: pi extension registers on session start and switch, unregisters on shutdown", async (t) => {
+Deno.test("recipe: pi extension registers on session_start, unregisters on session_shutdown", async (t) => {
   await using dir = await tempDir("roster-recipe-");
   const home = `${dir.path}/home`;
   installRoster(dir.path);
@@ -101,10 +101,17 @@ Deno.test("recipe: pi extension registers on session start and switch, unregiste
       await fire("session_start s-1");
       assertEquals((await rows()).length, 1);
     });
-    await t.step("session_switch updates the session id in the same record", async () => {
-      await fire("session_switch s-2");
-      assertEquals((await rows()).map((r) => [r.session_pid, r.session_id]), [[child.pid, "s-2"]]);
-    });
+    await t.step(
+      "/new (shutdown, then start on a new id) leaves one record, with the new id",
+      async () => {
+        await fire("session_shutdown");
+        await fire("session_start s-2");
+        assertEquals((await rows()).map((r) => [r.session_pid, r.session_id]), [[
+          child.pid,
+          "s-2",
+        ]]);
+      },
+    );
     await t.step("session_shutdown removes it", async () => {
       const reply = await fire("session_shutdown");
       assertEquals(reply.calls.map((c) => c.args[0]), ["unregister"]);

@@ -1,0 +1,24 @@
+/** The real Claude Code release (tests/harness/rig.ts pins it) with the recipe from docs/hooks.md. */
+import { CLAUDE } from "./kits.ts";
+import { killed, lifecycle, reportCosts, Rig } from "./scenario.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+
+Deno.test({
+  name: "Claude Code: start hook, owner, session, whoami from its tool, end hook",
+  ...opts,
+  async fn(t) {
+    await using rig = await Rig.create();
+    await lifecycle(t, CLAUDE, rig);
+    reportCosts(CLAUDE, rig);
+  },
+});
+
+Deno.test({
+  name: "Claude Code: after a SIGKILL the record is dead and prune removes it",
+  ...opts,
+  async fn(t) {
+    await using rig = await Rig.create();
+    await killed(t, CLAUDE, rig);
+  },
+});

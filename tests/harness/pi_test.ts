@@ -1,0 +1,24 @@
+/** The real pi release (tests/harness/rig.ts pins it) with the recipe from docs/hooks.md. */
+import { PI } from "./kits.ts";
+import { killed, lifecycle, reportCosts, Rig } from "./scenario.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+
+Deno.test({
+  name: "pi: start hook, owner, session, whoami from its tool, end hook",
+  ...opts,
+  async fn(t) {
+    await using rig = await Rig.create();
+    await lifecycle(t, PI, rig);
+    reportCosts(PI, rig);
+  },
+});
+
+Deno.test({
+  name: "pi: after a SIGKILL the record is dead and prune removes it",
+  ...opts,
+  async fn(t) {
+    await using rig = await Rig.create();
+    await killed(t, PI, rig);
+  },
+});
