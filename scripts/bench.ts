@@ -7,7 +7,7 @@
  * Flags: --runs N (default 15), --sizes 10,100,1000,10000, --quick (runs 5, sizes up to 1000).
  */
 import { linuxBackend, parseStat } from "../src/process/linux.ts";
-import { hostDirName } from "../src/registry/record.ts";
+import { hostDirName } from "../src/registry/layout.ts";
 import { V8_FLAGS } from "./build.ts";
 import { median } from "./stats.ts";
 

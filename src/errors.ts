@@ -1,12 +1,13 @@
 /**
  * roster's own error classes. Each carries the exit code it maps to, so that main.ts
- * turns every failure into an exit code in one place. Messages are sentence case with the
- * detail after a colon.
+ * turns every failure into an exit code in one place (the codes: exit.ts). Messages are
+ * sentence case with the detail after a colon.
  */
+import { EXIT } from "./exit.ts";
 
 /** A runtime failure (I/O, lock, full disk): exit code 1. */
 export class RosterError extends Error {
-  readonly exitCode: number = 1;
+  readonly exitCode: number = EXIT.FAILURE;
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = "RosterError";
@@ -15,20 +16,16 @@ export class RosterError extends Error {
 
 /** Usage or invalid input: exit code 2. The message names the flag or value and what is accepted. */
 export class UsageError extends RosterError {
-  override readonly exitCode = 2;
+  override readonly exitCode = EXIT.USAGE;
   constructor(message: string) {
     super(message);
     this.name = "UsageError";
   }
 }
 
-/** Exit codes of the commands that answer about processes (check, token). */
-export const EXIT_DEAD = 3;
-export const EXIT_UNKNOWN = 4;
-
 /** No process holds the pid (ESRCH, ENOENT under /proc, Windows error 87): exit code 3. */
 export class NoSuchProcessError extends RosterError {
-  override readonly exitCode = EXIT_DEAD;
+  override readonly exitCode = EXIT.DEAD;
   constructor(readonly pid: number) {
     super(`No such process: ${pid}`);
     this.name = "NoSuchProcessError";
@@ -37,7 +34,7 @@ export class NoSuchProcessError extends RosterError {
 
 /** The process exists but roster cannot read what it needs (EPERM, hidepid): exit code 4. */
 export class CannotTellError extends RosterError {
-  override readonly exitCode = EXIT_UNKNOWN;
+  override readonly exitCode = EXIT.UNKNOWN;
   constructor(message: string) {
     super(message);
     this.name = "CannotTellError";

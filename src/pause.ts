@@ -7,7 +7,7 @@
  */
 import { UsageError } from "./errors.ts";
 
-export const PAUSE_POINTS = [
+const PAUSE_POINTS = [
   "register:after-lock",
   "register:before-rename",
   "register:before-cleanup",
@@ -17,7 +17,7 @@ export const PAUSE_POINTS = [
   "after-claim",
   "before-outcome",
 ] as const;
-export type PausePoint = typeof PAUSE_POINTS[number];
+type PausePoint = typeof PAUSE_POINTS[number];
 
 let setting: PausePoint | null | undefined;
 

@@ -1,5 +1,5 @@
 import { assertEquals, assertThrows } from "./assert.ts";
-import { formatAge, parseDuration } from "../src/duration.ts";
+import { formatAge, parseDuration } from "../src/time.ts";
 import { UsageError } from "../src/errors.ts";
 
 Deno.test("parseDuration", async (t) => {

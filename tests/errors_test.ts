@@ -6,6 +6,7 @@ import {
   RosterError,
   UsageError,
 } from "../src/errors.ts";
+import { EXIT, VERDICT_EXIT } from "../src/exit.ts";
 
 Deno.test("errors carry their exit codes", () => {
   assertEquals(new RosterError("x").exitCode, 1);
@@ -28,4 +29,14 @@ Deno.test("ioError names what failed, the OS's reason, then the path", () => {
   }
   const usage = new UsageError("u");
   assertEquals(ioError("x", "/p", usage), usage);
+});
+
+Deno.test("every exit code in src/exit.ts is in the README's table, and no other", () => {
+  const readme = Deno.readTextFileSync(new URL("../README.md", import.meta.url));
+  const table = [...readme.matchAll(/^\| (\d+) +\| /gm)].map((m) => Number(m[1]));
+  const codes = [...Object.values(EXIT), ...Object.values(VERDICT_EXIT)];
+  assertEquals(
+    [...new Set(table)].sort((a, b) => a - b),
+    [...new Set(codes)].sort((a, b) => a - b),
+  );
 });

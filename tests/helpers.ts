@@ -2,7 +2,7 @@
  * Test helpers: disposable temp homes, the CLI run exactly as a hook would run it, and real
  * child processes (spawned, killed, reaped, left as zombies) for liveness.
  */
-import { hostDir as storeHostDir } from "../src/registry/store.ts";
+import { hostDir as storeHostDir } from "../src/registry/layout.ts";
 
 export const MAIN = new URL("../main.ts", import.meta.url).pathname;
 export const ROOT = new URL("../", import.meta.url).pathname;

@@ -5,7 +5,7 @@
  * command. Every mistake is a UsageError naming the flag and the nearest valid one.
  */
 import { UsageError } from "../errors.ts";
-import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS } from "./spec.ts";
+import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, usageOf } from "./spec.ts";
 
 export class Parsed {
   readonly values = new Map<string, string[]>();
@@ -88,7 +88,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
     const pos = cmd.positionals ?? { name: "", min: 0, max: 0 };
     if (out.positionals.length > pos.max) {
       throw new UsageError(
-        `Unexpected argument for ${cmd.name}: ${out.positionals[pos.max]}. Usage: ${cmd.usage}`,
+        `Unexpected argument for ${cmd.name}: ${out.positionals[pos.max]}. Usage: ${usageOf(cmd)}`,
       );
     }
     const choices = pos.choices;
@@ -99,7 +99,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
       );
     }
     if (out.positionals.length < pos.min) {
-      throw new UsageError(`Missing ${pos.name} for ${cmd.name}. Usage: ${cmd.usage}`);
+      throw new UsageError(`Missing ${pos.name} for ${cmd.name}. Usage: ${usageOf(cmd)}`);
     }
   } else if (out.positionals.length > 0) {
     throw new UsageError(`Unknown command: ${out.positionals[0]}`);

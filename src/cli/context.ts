@@ -4,9 +4,10 @@
  */
 import { UsageError } from "../errors.ts";
 import { processBackend } from "../process/mod.ts";
+import { hostIdentity } from "../identity/identity.ts";
+import { LivenessJudge } from "../identity/liveness.ts";
 import type { ProcessBackend } from "../process/types.ts";
 import { checkHome, denoEnv, resolveHome } from "../registry/home.ts";
-import { Judge } from "../registry/liveness.ts";
 import type { Parsed } from "./args.ts";
 
 const encoder = new TextEncoder();
@@ -21,7 +22,7 @@ export class Context {
   readonly json: boolean;
   #home: string | undefined;
   #host: string | undefined;
-  #judge: Promise<Judge> | undefined;
+  #judge: Promise<LivenessJudge> | undefined;
 
   constructor(readonly args: Parsed) {
     this.json = args.has("json");
@@ -39,15 +40,10 @@ export class Context {
     return processBackend();
   }
 
-  /** One judge per call: the boot id is read once, and each pid once through judge.probe. */
-  judge(): Promise<Judge> {
+  /** One judge per call: the host identity is read once, and each pid once (judge.probe). */
+  judge(): Promise<LivenessJudge> {
     return this.#judge ??= this.backend().then((b) =>
-      new Judge(b, {
-        host: this.host,
-        bootId: b.bootId(),
-        machineId: b.machineId?.() ?? null,
-        pidNs: b.pidNamespace?.() ?? null,
-      })
+      new LivenessJudge(b, hostIdentity(b, this.host))
     );
   }
 

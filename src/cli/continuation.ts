@@ -1,31 +1,14 @@
 /**
- * The continuation commands: `continuation-plan` writes a plan from a registry row,
- * `continuation-release` releases it, and `continuation-check` gives the verdict for a
- * resumed session and, with `--claim`, makes it at most once. Flags, `--facts` and output
- * live here; the flows are src/continuation/check.ts and plan.ts, the decision rules.ts.
+ * What the continuation commands share: the `--key` and `--ledger` flags, and how a plan is
+ * printed. The flows are src/continuation/check.ts and plan.ts, the decision rules.ts.
  */
-import { parseDuration } from "../duration.ts";
-import { pauseSetting } from "../pause.ts";
-import { UsageError } from "../errors.ts";
-import { checkContinuation, type Claimed } from "../continuation/check.ts";
-import { openJudged, readUpTo } from "../continuation/files.ts";
 import { defaultLedger } from "../continuation/ledger.ts";
-import { createPlan, releasePlan } from "../continuation/plan.ts";
-import { EXIT_CODES, type Facts, parseFacts, type Verdict } from "../continuation/rules.ts";
 import { isValidKey, KEY_RULE, type Plan } from "../continuation/schema.ts";
-import { parsePid } from "../registry/owner.ts";
+import { UsageError } from "../errors.ts";
 import type { Parsed } from "./args.ts";
 import type { Context } from "./context.ts";
 
-const MAX_FACTS_BYTES = 64 * 1024;
-const MAX_MARKER = 4096;
-export const DEFAULT_DEADLINE = "1h";
-export const DEFAULT_SPACING = "5s";
-
-// ---------------------------------------------------------------------------------------
-// Flags
-
-function requireKey(args: Parsed): string {
+export function requireKey(args: Parsed): string {
   const key = args.get("key");
   if (key === undefined) {
     throw new UsageError(`Missing --key: expected a continuation key (${KEY_RULE})`);
@@ -38,7 +21,7 @@ function requireKey(args: Parsed): string {
   return key;
 }
 
-function ledgerDir(ctx: Context, args: Parsed): string {
+export function ledgerDir(ctx: Context, args: Parsed): string {
   const flag = args.get("ledger");
   if (flag === "") {
     throw new UsageError("Invalid --ledger: expected a directory path, got an empty string");
@@ -46,159 +29,7 @@ function ledgerDir(ctx: Context, args: Parsed): string {
   return flag ?? defaultLedger(ctx.home);
 }
 
-/** At most 64 KiB of `read`, as UTF-8 text; `what` names the source in errors. */
-function readCapped(read: (buf: Uint8Array) => number | null, what: string): string {
-  const bytes = readUpTo(read, MAX_FACTS_BYTES);
-  if (bytes.length > MAX_FACTS_BYTES) {
-    throw new UsageError(`Invalid --facts: larger than 64 KiB: ${what}`);
-  }
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw new UsageError(`Invalid --facts: ${what} is not valid UTF-8`);
-  }
-}
-
-/**
- * Reads a facts file. Its type is judged before it is opened (a link by what it points at):
- * opening a FIFO with no writer blocks for ever, and a hook that hangs holds up its harness.
- * The file opened must be the file judged, and at most 64 KiB of it is read.
- */
-function readFactsFile(path: string): string {
-  const unreadable = (err: unknown) =>
-    new UsageError(
-      `Invalid --facts: ${
-        err instanceof Deno.errors.NotFound ? "no such file" : "cannot be read"
-      }: ${path}`,
-    );
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.lstatSync(path);
-    if (info.isSymlink) info = Deno.statSync(path);
-  } catch (err) {
-    throw unreadable(err);
-  }
-  if (!info.isFile) {
-    throw new UsageError(
-      `Invalid --facts: not a regular file: ${path} (expected a regular file, or - for stdin)`,
-    );
-  }
-  if (info.size > MAX_FACTS_BYTES) {
-    throw new UsageError(`Invalid --facts: larger than 64 KiB: ${path}`);
-  }
-  try {
-    using file = openJudged(path, info, { read: true });
-    if (file === null) {
-      throw new UsageError(`Invalid --facts: the file changed while being opened: ${path}`);
-    }
-    return readCapped((b) => file.readSync(b), path);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw unreadable(err);
-  }
-}
-
-/** `--facts FILE` or `-` (stdin): a JSON object. No flag: no facts at all. */
-export function readFacts(args: Parsed): Facts {
-  const source = args.get("facts");
-  if (source === undefined) return {};
-  if (source === "") throw new UsageError('Invalid --facts: expected FILE or -, got ""');
-  const text = source === "-"
-    ? readCapped((b) => Deno.stdin.readSync(b), "stdin")
-    : readFactsFile(source);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new UsageError(`Invalid --facts: expected a JSON object, got invalid JSON`);
-  }
-  const parsed = parseFacts(value);
-  if ("problem" in parsed) throw new UsageError(`Invalid --facts: ${parsed.problem}`);
-  return parsed.facts;
-}
-
-// ---------------------------------------------------------------------------------------
-// Output
-
-type Printed = {
-  kind: Verdict["kind"];
-  reason?: string;
-  class?: string;
-  until?: string;
-  continuation_id?: string;
-  message?: string;
-  would?: Printed;
-};
-
-function toPrinted(v: Verdict, claimed?: Claimed): Printed {
-  switch (v.kind) {
-    case "dispatch":
-      return claimed
-        ? { kind: v.kind, continuation_id: claimed.id, message: claimed.message }
-        : { kind: v.kind };
-    case "wait":
-      return { kind: v.kind, reason: v.reason, until: new Date(v.until).toISOString() };
-    case "skip":
-      return {
-        kind: v.kind,
-        reason: v.reason,
-        class: v.class,
-        ...(v.would ? { would: toPrinted(v.would) } : {}),
-      };
-    case "stop":
-      return { kind: v.kind, reason: v.reason };
-    case "vetoed":
-      return v.class === null
-        ? { kind: v.kind, reason: v.reason }
-        : { kind: v.kind, reason: v.reason, class: v.class };
-  }
-}
-
-function oneLine(p: Printed, nested = false): string {
-  switch (p.kind) {
-    case "dispatch":
-      return p.continuation_id
-        ? `dispatch: continuation ${p.continuation_id} claimed`
-        : nested
-        ? "dispatch"
-        : "dispatch (not claimed: pass --claim to claim it)";
-    case "wait":
-      return `wait until ${p.until} (${p.reason})`;
-    case "skip":
-      return `skip (${p.class}): ${p.reason}` +
-        (p.would ? `; dry run would: ${oneLine(p.would, true)}` : "");
-    case "stop":
-      return `stop: ${p.reason}`;
-    case "vetoed":
-      return `vetoed: ${p.reason}` + (p.class ? ` (${p.class})` : "");
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// Commands
-
-export async function check(ctx: Context, args: Parsed): Promise<number> {
-  const key = requireKey(args);
-  const facts = readFacts(args);
-  const dir = ledgerDir(ctx, args);
-  // ROSTER_TEST_PAUSE_AT is read now, so that a bad value is a usage error before any work.
-  pauseSetting();
-  const judge = await ctx.judge();
-  const { verdict, claimed } = await checkContinuation({
-    dir,
-    key,
-    facts,
-    judge,
-    claim: args.has("claim"),
-    note: (message) => ctx.err(message),
-  });
-  const printed = toPrinted(verdict, claimed);
-  if (ctx.json) ctx.printJson(printed);
-  else ctx.out(oneLine(printed));
-  return EXIT_CODES[verdict.kind];
-}
-
-function printPlan(ctx: Context, plan: Plan, verb: string) {
+export function printPlan(ctx: Context, plan: Plan, verb: string) {
   if (ctx.json) ctx.printJson(plan);
   else {
     ctx.out(
@@ -206,49 +37,4 @@ function printPlan(ctx: Context, plan: Plan, verb: string) {
         (plan.deadline ? `, deadline ${plan.deadline}` : "") + ")",
     );
   }
-}
-
-export async function plan(ctx: Context, args: Parsed): Promise<number> {
-  const key = requireKey(args);
-  const sessionFlag = args.get("session");
-  if (sessionFlag === undefined) {
-    throw new UsageError("Missing --session: expected the interrupted session's PID");
-  }
-  const pid = parsePid(sessionFlag, "--session");
-  const deadlineMs = parseDuration(args.get("deadline") ?? DEFAULT_DEADLINE, "--deadline");
-  const nb = args.get("not-before");
-  const notBeforeMs = nb === undefined ? null : parseDuration(nb, "--not-before", true);
-  const spacingMs = parseDuration(args.get("spacing") ?? DEFAULT_SPACING, "--spacing", true);
-  if (notBeforeMs !== null && notBeforeMs >= deadlineMs) {
-    throw new UsageError(
-      "Invalid --not-before: must be shorter than --deadline, or the plan could never dispatch",
-    );
-  }
-  const frozenMarker = args.get("frozen-marker") ?? null;
-  if (frozenMarker !== null && frozenMarker.length > MAX_MARKER) {
-    throw new UsageError(`Invalid --frozen-marker: longer than ${MAX_MARKER} characters`);
-  }
-  const dir = ledgerDir(ctx, args);
-  const judge = await ctx.judge();
-  const planned = await createPlan({ dir, home: ctx.home, host: ctx.host, judge }, {
-    key,
-    pid,
-    deadlineMs,
-    notBeforeMs,
-    spacingMs,
-    frozenMarker,
-    // The parser accepts only the choices spec.ts lists: signal or hard.
-    cause: (args.get("cause") ?? null) as Plan["cause"],
-    release: args.has("release"),
-  });
-  printPlan(ctx, planned, "Planned");
-  return 0;
-}
-
-export async function release(ctx: Context, args: Parsed): Promise<number> {
-  const key = requireKey(args);
-  const dir = ledgerDir(ctx, args);
-  const judge = await ctx.judge();
-  printPlan(ctx, await releasePlan(dir, judge, key), "Released");
-  return 0;
 }

@@ -1,6 +1,7 @@
 /** Help text, generated from the command table so it can never disagree with the parser. */
 import { VERSION } from "../version.ts";
-import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS } from "./spec.ts";
+import { EXIT_SUMMARY } from "../exit.ts";
+import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, usageOf } from "./spec.ts";
 
 function flagLines(flags: FlagSpec[]): string[] {
   const left = flags.map((f) =>
@@ -26,7 +27,7 @@ export function mainHelp(): string {
     "Global flags:",
     ...flagLines(GLOBAL_FLAGS),
     "",
-    "Exit codes: 0 success, 1 runtime failure, 2 usage error (see each command for more).",
+    EXIT_SUMMARY,
     "Run 'roster <command> --help' for a command's flags.",
     "",
   ].join("\n");
@@ -36,7 +37,7 @@ export function commandHelp(cmd: CommandSpec): string {
   return [
     `roster ${cmd.name}: ${cmd.summary}`,
     "",
-    ...usageLines(cmd.usage),
+    ...usageLines(usageOf(cmd)),
     ...(cmd.details ? ["", ...wrap(cmd.details, 88)] : []),
     "",
     "Flags:",

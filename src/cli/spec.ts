@@ -3,8 +3,9 @@
  * the help text and the shell completions are all generated. Implementations are loaded
  * lazily, so a command pays only for its own code at start-up.
  */
-import type { Context } from "./context.ts";
+import { EXIT, VERDICT_EXIT } from "../exit.ts";
 import type { Parsed } from "./args.ts";
+import type { Context } from "./context.ts";
 
 export interface FlagSpec {
   name: string;
@@ -14,20 +15,30 @@ export interface FlagSpec {
   repeatable?: boolean;
   /** Accepted values, for help and completions. */
   choices?: readonly string[];
+  /** The command cannot run without it (shown unbracketed in the usage line). */
+  required?: boolean;
   help: string;
 }
 
-export interface CommandModule {
+interface CommandModule {
   run(ctx: Context, args: Parsed): Promise<number> | number;
 }
 
 export interface CommandSpec {
   name: string;
   summary: string;
-  usage: string;
   flags: FlagSpec[];
-  /** The positional arguments: a name for messages, and how many are accepted. */
-  positionals?: { name: string; min: number; max: number; choices?: readonly string[] };
+  /**
+   * The positional arguments: a name for messages, how many are accepted, and how the usage
+   * line writes them when the name alone does not say it.
+   */
+  positionals?: {
+    name: string;
+    min: number;
+    max: number;
+    choices?: readonly string[];
+    usage?: string;
+  };
   details?: string;
   load: () => Promise<CommandModule>;
 }
@@ -47,7 +58,7 @@ export const GLOBAL_FLAGS: FlagSpec[] = [
 ];
 
 const QUIET: FlagSpec = { name: "quiet", short: "q", help: "Print nothing on success" };
-const KEY: FlagSpec = { name: "key", value: "K", help: "Continuation key" };
+const KEY: FlagSpec = { name: "key", value: "K", required: true, help: "Continuation key" };
 const LEDGER: FlagSpec = {
   name: "ledger",
   value: "DIR",
@@ -59,8 +70,6 @@ export const COMMANDS: CommandSpec[] = [
   {
     name: "register",
     summary: "Record the calling agent session",
-    usage:
-      "roster register [--pid PID] [--agent NAME] [--runtime NAME] [--session-id ID] [--cwd DIR]",
     flags: [
       {
         ...PID,
@@ -91,13 +100,11 @@ export const COMMANDS: CommandSpec[] = [
     ],
     details:
       "Re-registering the same pid refreshes its record. Dead records are removed on the way.",
-    load: () => import("./register.ts"),
+    load: () => import("./commands/register.ts"),
   },
   {
     name: "list",
     summary: "Show registered sessions and whether each is alive",
-    usage: "roster list [--all] [--state alive|dead|unknown]... [--agent NAME] [--cwd DIR] " +
-      "[--discover]",
     flags: [
       { name: "all", short: "a", help: "Include dead rows" },
       {
@@ -117,12 +124,11 @@ export const COMMANDS: CommandSpec[] = [
     ],
     details: "Newest first. Dead rows are hidden unless --all or --state asks for them. " +
       "list only reads: it never changes the store.",
-    load: () => import("./list.ts"),
+    load: () => import("./commands/list.ts"),
   },
   {
     name: "prune",
     summary: "Remove records of sessions that are gone",
-    usage: "roster prune [--older-than DUR] [--dry-run]",
     flags: [
       {
         name: "older-than",
@@ -132,66 +138,65 @@ export const COMMANDS: CommandSpec[] = [
       { name: "dry-run", short: "n", help: "Report what would be removed; change nothing" },
     ],
     details: "Dead rows are always removed, unknown rows only with --older-than, alive rows never.",
-    load: () => import("./prune.ts"),
+    load: () => import("./commands/prune.ts"),
   },
   {
     name: "unregister",
     summary: "Remove the calling session's record (for session-end hooks)",
-    usage: "roster unregister [--pid PID]",
     flags: [
       { ...PID, help: "The session's pid (resolved as register does)" },
       QUIET,
     ],
     details: "Removes the record only while it is still that process's (same pid and start " +
       "token). No record is not an error: exit 0.",
-    load: () => import("./hooks.ts").then((m) => ({ run: m.unregister })),
+    load: () => import("./commands/unregister.ts"),
   },
   {
     name: "check",
     summary: "Liveness of each given process against its record",
-    usage: "roster check PID...",
     flags: [],
     positionals: { name: "PID", min: 1, max: 1024 },
-    details: "Exit code: 0 all alive, 3 any dead, 4 any unknown (and none dead).",
-    load: () => import("./hooks.ts").then((m) => ({ run: m.check })),
+    details: `Exit code: ${EXIT.OK} all alive, ${EXIT.DEAD} any dead, ${EXIT.UNKNOWN} any ` +
+      "unknown (and none dead).",
+    load: () => import("./commands/check.ts"),
   },
   {
     name: "token",
     summary: "Print a process's start token, or verify one",
-    usage: "roster token PID | roster token --verify PID TOKEN",
-    flags: [{ name: "verify", help: "Exit 0 if TOKEN still matches PID, 3 if not, 4 if unknown" }],
-    positionals: { name: "PID", min: 1, max: 2 },
-    details: "Exit code 3 when there is no such process (or, with --verify, the token differs); " +
-      "4 when it cannot tell.",
-    load: () => import("./hooks.ts").then((m) => ({ run: m.token })),
+    flags: [{
+      name: "verify",
+      help: `Exit ${EXIT.OK} if TOKEN still matches PID, ${EXIT.DEAD} if not, ` +
+        `${EXIT.UNKNOWN} if unknown`,
+    }],
+    positionals: { name: "PID", min: 1, max: 2, usage: "PID [TOKEN]" },
+    details: `Exit code ${EXIT.DEAD} when there is no such process (or, with --verify, the ` +
+      `token differs); ${EXIT.UNKNOWN} when it cannot tell.`,
+    load: () => import("./commands/token.ts"),
   },
   {
     name: "whoami",
     summary: "The registered live session that owns the calling process",
-    usage: "roster whoami",
     flags: [],
-    details: "Walks up the calling process's ancestors; exit 1 when none is a registered, " +
-      "live session.",
-    load: () => import("./hooks.ts").then((m) => ({ run: m.whoami })),
+    details: `Walks up the calling process's ancestors; exit ${EXIT.FAILURE} when none is a ` +
+      "registered, live session.",
+    load: () => import("./commands/whoami.ts"),
   },
   {
     name: "completions",
     summary: "Print a shell completion script",
-    usage: "roster completions bash|zsh|fish",
     flags: [],
     positionals: { name: "SHELL", min: 1, max: 1, choices: SHELLS },
-    load: () => import("./completions.ts"),
+    load: () => import("./commands/completions.ts"),
   },
   {
     name: "continuation-plan",
     summary: "Plan one automatic continue for an interrupted session",
-    usage: "roster continuation-plan --key K --session PID [--release] [--deadline DUR] " +
-      "[--not-before DUR] [--spacing DUR] [--frozen-marker M] [--cause signal|hard]",
     flags: [
       KEY,
       {
         name: "session",
         value: "PID",
+        required: true,
         help: "The interrupted session's pid (any row list --all shows)",
       },
       { name: "release", help: "Write the plan released rather than planned" },
@@ -218,22 +223,20 @@ export const COMMANDS: CommandSpec[] = [
     details: "Writes K.plan.json in the ledger from the session's registry row. A key already " +
       "claimed or skipped is refused: plan each interruption under a new key. " +
       "See docs/continuation.md.",
-    load: () => import("./continuation.ts").then((m) => ({ run: m.plan })),
+    load: () => import("./commands/continuation_plan.ts"),
   },
   {
     name: "continuation-release",
     summary: "Release a planned continuation",
-    usage: "roster continuation-release --key K",
     flags: [
       KEY,
       LEDGER,
     ],
-    load: () => import("./continuation.ts").then((m) => ({ run: m.release })),
+    load: () => import("./commands/continuation_release.ts"),
   },
   {
     name: "continuation-check",
     summary: "Decide whether a resumed session may be sent one continue",
-    usage: "roster continuation-check --key K [--facts FILE|-] [--claim]",
     flags: [
       KEY,
       {
@@ -244,7 +247,26 @@ export const COMMANDS: CommandSpec[] = [
       { name: "claim", help: "Claim the continuation when the verdict is dispatch" },
       LEDGER,
     ],
-    details: "Exit code: 0 dispatch, 10 wait, 11 skip, 12 stop, 13 vetoed, 2 usage, 1 failure.",
-    load: () => import("./continuation.ts").then((m) => ({ run: m.check })),
+    details: `Exit code: ${
+      Object.entries(VERDICT_EXIT).map(([kind, code]) => `${code} ${kind}`).join(", ")
+    }, ${EXIT.USAGE} usage, ${EXIT.FAILURE} failure.`,
+    load: () => import("./commands/continuation_check.ts"),
   },
 ];
+
+/** The usage line of a command, generated from its flags and positionals in the table. */
+export function usageOf(cmd: CommandSpec): string {
+  const parts = [`roster ${cmd.name}`];
+  for (const f of cmd.flags) {
+    const value = f.value === undefined ? "" : ` ${f.choices ? f.choices.join("|") : f.value}`;
+    const flag = `--${f.name}${value}`;
+    parts.push(f.required ? flag : `[${flag}]${f.repeatable ? "..." : ""}`);
+  }
+  const pos = cmd.positionals;
+  if (pos) {
+    parts.push(
+      pos.usage ?? (pos.choices ? pos.choices.join("|") : `${pos.name}${pos.max > 1 ? "..." : ""}`),
+    );
+  }
+  return parts.join(" ");
+}

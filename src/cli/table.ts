@@ -1,6 +1,6 @@
 /** Human output: the `list` table and one-line row descriptions. Colour only on a terminal. */
-import { formatAge } from "../duration.ts";
-import { parseTime, type Row } from "../registry/record.ts";
+import type { Row } from "../registry/row.ts";
+import { formatAge, parseTime } from "../time.ts";
 
 const COLOURS = { alive: "\x1b[32m", dead: "\x1b[31m", unknown: "\x1b[33m" } as const;
 

@@ -4,13 +4,13 @@
  * is not a small file: it is opened with the same care as one, but without a size cap.
  */
 import { ioError } from "../errors.ts";
-import { join } from "../registry/store.ts";
-import { openRegular, readUpTo } from "./files.ts";
+import { join } from "../fs/dir.ts";
+import { openRegular, readUpTo } from "../fs/read.ts";
 import { type AuditEvent, isObject } from "./schema.ts";
 
 export const AUDIT_FILE = "audit.ndjson";
 /** How much of the audit's end recovery reads: some thousands of lines. */
-export const AUDIT_TAIL_BYTES = 1 << 20;
+const AUDIT_TAIL_BYTES = 1 << 20;
 
 /**
  * Appends one JSON line to `audit.ndjson`. The file must be a regular file (never a link,

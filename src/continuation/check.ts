@@ -5,9 +5,7 @@
  * dry-run, and without a claim, nothing is written.
  */
 import { pause } from "../pause.ts";
-import { type Judge, probeVerdict } from "../registry/liveness.ts";
-import type { Liveness } from "../registry/record.ts";
-import { randomHex } from "../registry/store.ts";
+import { type Liveness, type LivenessJudge, probeVerdict } from "../identity/liveness.ts";
 import { appendAudit } from "./audit.ts";
 import {
   assertPrivateLedger,
@@ -27,6 +25,7 @@ import {
   type ClaimRecord,
   dispatchedOutcome,
   type Plan,
+  randomHex,
   skipEvent,
   skippedOutcome,
   type SkipRecord,
@@ -39,7 +38,7 @@ export interface CheckRequest {
   dir: string;
   key: string;
   facts: Facts;
-  judge: Judge;
+  judge: LivenessJudge;
   /** `--claim`: make a dispatch or a skip durable (never under dry-run). */
   claim: boolean;
   /** Where a note for a person goes (stderr): a damaged plan, an incomplete recovery. */
@@ -52,13 +51,13 @@ export interface Claimed {
   message: string;
 }
 
-export interface CheckResult {
+interface CheckResult {
   verdict: Verdict;
   claimed?: Claimed;
 }
 
 /** A watchdog is judged by its pid alone: a running process holding it is alive. */
-function livenessOfPid(judge: Judge, pid: number): Liveness {
+function livenessOfPid(judge: LivenessJudge, pid: number): Liveness {
   return probeVerdict(judge.probe(pid, true))?.liveness ?? "alive";
 }
 
@@ -73,7 +72,7 @@ function observe(
   dir: string,
   key: string,
   facts: Facts,
-  judge: Judge,
+  judge: LivenessJudge,
   expectedToken: string | null,
 ): Observed {
   const now = Date.now();
@@ -87,7 +86,7 @@ function observe(
       skip: state.skip,
       now,
       lastDispatchMs: state.lastDispatchMs,
-      owner: plan === null ? null : judge.judge(plan.session, true).liveness,
+      owner: plan === null ? null : judge.verdict(plan.session, true).liveness,
       mode: state.mode,
       hold: state.hold,
       facts,

@@ -2,14 +2,15 @@
  * The continuation ledger: one directory (`<home>/continuations/`, 0700) holding, per key K,
  * `K.plan.json`, `K.claim`, `K.skip` and `K.outcome`, and globally `dispatch.lock` (lock.ts),
  * `.last-dispatch`, `config.json`, `hold` and `audit.ndjson` (audit.ts). Reads go through the
- * store's safe reader (no symlinks, FIFOs or devices; size-capped; ours only), and what they
+ * careful reader of fs/read.ts (no symlinks, FIFOs or devices; size-capped; ours only), and what they
  * read is validated by schema.ts. Plans, outcomes and `.last-dispatch` are replaced
  * atomically; claims and skips are created exclusively from fully written temp files, so no
  * reader ever sees a torn one.
  */
 import { RosterError } from "../errors.ts";
-import { createExclusive, ensurePrivateDir, join, writeAtomic } from "../registry/store.ts";
-import { exists, json, readJsonFile } from "./files.ts";
+import { ensurePrivateDir, join } from "../fs/dir.ts";
+import { exists, readJson } from "../fs/read.ts";
+import { createExclusive, writeAtomic } from "../fs/write.ts";
 import type { Mode } from "./rules.ts";
 import {
   type ClaimRecord,
@@ -24,8 +25,11 @@ import {
   validateSkip,
 } from "./schema.ts";
 
-export const LAST_DISPATCH_FILE = ".last-dispatch";
-export const CONFIG_FILE = "config.json";
+/** Every ledger file roster writes: indented JSON, one trailing newline. */
+export const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
+
+const LAST_DISPATCH_FILE = ".last-dispatch";
+const CONFIG_FILE = "config.json";
 export const HOLD_FILE = "hold";
 
 export const defaultLedger = (home: string) => join(home, "continuations");
@@ -37,13 +41,13 @@ export const outcomePath = (dir: string, key: string) => join(dir, `${key}.outco
 // ---------------------------------------------------------------------------------------
 // Reading
 
-export type PlanRead = { ok: true; plan: Plan } | { ok: false; problem: string } | null;
+type PlanRead = { ok: true; plan: Plan } | { ok: false; problem: string } | null;
 
 /** The plan of `key`: valid, damaged (with why), or null when there is none. */
 export function readPlan(dir: string, key: string): PlanRead {
-  const read = readJsonFile(planPath(dir, key));
+  const read = readJson(planPath(dir, key));
   if (read === null) return null;
-  const checked = "value" in read ? validatePlan(read.value, key) : read;
+  const checked = read.ok ? validatePlan(read.value, key) : read;
   return "problem" in checked ? { ok: false, problem: checked.problem } : {
     ok: true,
     plan: checked.plan,
@@ -60,9 +64,9 @@ export type SkipRead = SkipRecord | { damaged: string } | null;
 /** The skip record of `key`; an unreadable or damaged one is `{damaged}` (a veto). */
 export function readSkip(dir: string, key: string): SkipRead {
   const path = skipPath(dir, key);
-  const read = readJsonFile(path);
+  const read = readJson(path);
   if (read === null) return exists(path) ? { damaged: "cannot be read" } : null;
-  const checked = "value" in read ? validateSkip(read.value) : read;
+  const checked = read.ok ? validateSkip(read.value) : read;
   return "problem" in checked ? { damaged: checked.problem } : checked.skip;
 }
 
@@ -72,17 +76,17 @@ export function readSkip(dir: string, key: string): SkipRead {
  */
 export function readLastDispatch(dir: string, now = Date.now()): number | null {
   const path = join(dir, LAST_DISPATCH_FILE);
-  const read = readJsonFile(path);
+  const read = readJson(path);
   if (read === null) return exists(path) ? now : null;
-  return ("value" in read ? lastDispatchOf(read.value) : null) ?? read.mtimeMs ?? now;
+  return (read.ok ? lastDispatchOf(read.value) : null) ?? read.mtimeMs ?? now;
 }
 
 export function readMode(dir: string): Mode {
-  const read = readJsonFile(join(dir, CONFIG_FILE));
-  return read !== null && "value" in read ? modeOf(read.value) : "off";
+  const read = readJson(join(dir, CONFIG_FILE));
+  return read?.ok ? modeOf(read.value) : "off";
 }
 
-export interface LedgerState {
+interface LedgerState {
   plan: PlanRead;
   claimed: boolean;
   skip: SkipRead;
@@ -105,14 +109,14 @@ export function readState(dir: string, key: string, now = Date.now()): LedgerSta
 
 /** The claim of `key`; null when there is none or it cannot be read as one. */
 export function readClaim(dir: string, key: string): ClaimRecord | null {
-  const read = readJsonFile(claimPath(dir, key));
-  return read !== null && "value" in read ? validateClaim(read.value, key) : null;
+  const read = readJson(claimPath(dir, key));
+  return read?.ok ? validateClaim(read.value, key) : null;
 }
 
 /** The continuation id `K.outcome` names; undefined when there is no readable outcome. */
 export function readOutcomeId(dir: string, key: string): string | null | undefined {
-  const read = readJsonFile(outcomePath(dir, key));
-  return read !== null && "value" in read ? outcomeIdOf(read.value) : undefined;
+  const read = readJson(outcomePath(dir, key));
+  return read?.ok ? outcomeIdOf(read.value) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -5,11 +5,15 @@
  * dispatcher never blocks the ledger.
  */
 import { ioError, RosterError } from "../errors.ts";
-import type { Judge } from "../registry/liveness.ts";
-import { createExclusive, join, LockTimeoutError, randomHex, withLock } from "../registry/store.ts";
+import { join } from "../fs/dir.ts";
+import { LockTimeoutError, withLock } from "../fs/flock.ts";
+import { CHANGED, readJson } from "../fs/read.ts";
+import { createExclusive } from "../fs/write.ts";
+import { identityOf } from "../identity/identity.ts";
+import type { LivenessJudge } from "../identity/liveness.ts";
 import { appendAudit } from "./audit.ts";
-import { json, readJsonFile } from "./files.ts";
-import { type LockOwner, validateLockOwner } from "./schema.ts";
+import { json } from "./ledger.ts";
+import { identityOfOwner, type LockOwner, randomHex, validateLockOwner } from "./schema.ts";
 
 export const LOCK_FILE = "dispatch.lock";
 /** How long a check waits for a live lock holder: it runs on a hook's hot path. */
@@ -17,26 +21,26 @@ export const CHECK_LOCK_PATIENCE_MS = 500;
 /** plan and release are not on a hook's hot path: they wait longer. */
 export const ADMIN_LOCK_PATIENCE_MS = 10_000;
 
-export interface HeldLock {
+interface HeldLock {
   path: string;
   /** Removes the lock, only while it is still this one (same inode). */
   release(): void;
 }
 
-export type LockAttempt = { held: HeldLock } | { busy: LockOwner };
+type LockAttempt = { held: HeldLock } | { busy: LockOwner };
 
 /** The current lock's owner, null when there is no lock; throws when the lock is damaged. */
 export function readLockOwner(dir: string): LockOwner | null {
   const path = join(dir, LOCK_FILE);
-  let read = readJsonFile(path);
+  let read = readJson(path);
   // Released and retaken between the lstat and the open: a lock in use, not a damaged one.
-  for (let i = 0; i < 5 && read !== null && "problem" in read && read.problem === CHANGED; i++) {
-    read = readJsonFile(path);
+  for (let i = 0; i < 5 && read !== null && !read.ok && read.problem === CHANGED; i++) {
+    read = readJson(path);
   }
-  if (read === null || ("problem" in read && read.problem === CHANGED)) return null;
-  const owner = "value" in read ? validateLockOwner(read.value) : null;
+  if (read === null || (!read.ok && read.problem === CHANGED)) return null;
+  const owner = read.ok ? validateLockOwner(read.value) : null;
   if (owner === null) {
-    const why = "problem" in read ? read.problem : "not a lock record";
+    const why = !read.ok ? read.problem : "not a lock record";
     throw new RosterError(
       `The dispatch lock is damaged (${why}): remove it once no roster runs: ${path}`,
     );
@@ -44,24 +48,17 @@ export function readLockOwner(dir: string): LockOwner | null {
   return owner;
 }
 
-/** What the store's careful reader says of a file swapped while it was being opened. */
-const CHANGED = "changed while being read";
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** This process as a lock owner, with its own start token as the backend reads it. */
-export function selfOwner(judge: Judge): LockOwner {
+function selfOwner(judge: LivenessJudge): LockOwner {
   const probe = judge.probe(Deno.pid, true);
-  return {
-    pid: Deno.pid,
-    start_token: probe.kind === "exists" ? probe.info.startToken : null,
-    host: judge.here.host,
-    boot_id: judge.here.bootId,
-    machine_id: judge.here.machineId ?? null,
-    pid_ns: judge.here.pidNs ?? null,
-    at: new Date().toISOString(),
-    nonce: randomHex(16),
-  };
+  const { session_pid, ...id } = identityOf(
+    Deno.pid,
+    probe.kind === "exists" ? probe.info.startToken : null,
+    judge.here,
+  );
+  return { pid: session_pid, ...id, at: new Date().toISOString(), nonce: randomHex(16) };
 }
 
 /**
@@ -71,21 +68,14 @@ export function selfOwner(judge: Judge): LockOwner {
  */
 async function reclaimIfDead(
   dir: string,
-  judge: Judge,
+  judge: LivenessJudge,
   patienceMs: number,
 ): Promise<LockOwner | null> {
   const path = join(dir, LOCK_FILE);
   return await withLock(dir, () => {
     const owner = readLockOwner(dir);
     if (owner === null) return null;
-    const verdict = judge.judge({
-      session_pid: owner.pid,
-      start_token: owner.start_token,
-      host: owner.host,
-      boot_id: owner.boot_id,
-      machine_id: owner.machine_id,
-      pid_ns: owner.pid_ns,
-    }, true);
+    const verdict = judge.verdict(identityOfOwner(owner), true);
     if (verdict.liveness !== "dead") return owner;
     // Only the owner removes a lock of its own, and that owner is dead; other reclaimers
     // wait for this advisory lock; acquirers only link. So this is still the file judged.
@@ -107,7 +97,7 @@ async function reclaimIfDead(
  */
 export async function acquireDispatchLock(
   dir: string,
-  judge: Judge,
+  judge: LivenessJudge,
   patienceMs: number,
 ): Promise<LockAttempt> {
   const path = join(dir, LOCK_FILE);
@@ -154,7 +144,7 @@ export async function acquireDispatchLock(
  */
 export async function withDispatchLock<T>(
   dir: string,
-  judge: Judge,
+  judge: LivenessJudge,
   patienceMs: number,
   fn: () => T | Promise<T>,
 ): Promise<{ done: T } | { busy: LockOwner }> {

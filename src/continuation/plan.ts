@@ -4,13 +4,11 @@
  * middle of a claim's decide-again-and-write.
  */
 import { RosterError, UsageError } from "../errors.ts";
-import type { Judge } from "../registry/liveness.ts";
-import { hostDirName, type Row } from "../registry/record.ts";
-import { readRows } from "../registry/registry.ts";
-import { randomHex } from "../registry/store.ts";
+import type { LivenessJudge } from "../identity/liveness.ts";
+import { hostDirName, readRows, type Row } from "../registry/mod.ts";
 import { ensureLedger, isClaimed, readPlan, readSkip, writePlan } from "./ledger.ts";
 import { ADMIN_LOCK_PATIENCE_MS, withDispatchLock } from "./lock.ts";
-import type { Cause, Plan } from "./schema.ts";
+import { type Cause, type Plan, randomHex } from "./schema.ts";
 
 /** What continuation-plan's flags ask for, validated. */
 export interface PlanRequest {
@@ -26,11 +24,11 @@ export interface PlanRequest {
 }
 
 /** Where a plan is written and whose registry names its session. */
-export interface PlanPlace {
+interface PlanPlace {
   dir: string;
   home: string;
   host: string;
-  judge: Judge;
+  judge: LivenessJudge;
 }
 
 /** Pure: the plan `req` asks for, of the session `row` shows, made at `now` under `token`. */
@@ -66,7 +64,7 @@ export function buildPlan(req: PlanRequest, row: Row, now: number, token: string
 }
 
 /** The registry row of `pid`: this host's when several hosts have one. */
-function findRow(home: string, host: string, judge: Judge, pid: number): Row {
+function findRow(home: string, host: string, judge: LivenessJudge, pid: number): Row {
   const rows = readRows(home, judge).filter((r) => r.session_pid === pid);
   const here = rows.filter((r) => r.host === host || r.host === hostDirName(host));
   const pick = here.length === 1 ? here : rows;
@@ -88,7 +86,7 @@ function findRow(home: string, host: string, judge: Judge, pid: number): Row {
 }
 
 /** Runs `fn` holding dispatch.lock, so plan changes never interleave with a claim. */
-async function underLock<T>(dir: string, judge: Judge, fn: () => T): Promise<T> {
+async function underLock<T>(dir: string, judge: LivenessJudge, fn: () => T): Promise<T> {
   const locked = await withDispatchLock(dir, judge, ADMIN_LOCK_PATIENCE_MS, fn);
   if ("busy" in locked) {
     throw new RosterError(
@@ -127,7 +125,7 @@ const noPlan = (dir: string, key: string) =>
   new UsageError(`Invalid --key: no plan for ${key} in ${dir}`);
 
 /** Flips `key`'s plan to released, keeping its token; a released plan is left as it is. */
-export async function releasePlan(dir: string, judge: Judge, key: string): Promise<Plan> {
+export async function releasePlan(dir: string, judge: LivenessJudge, key: string): Promise<Plan> {
   // Looked for before anything is created, so that a key without a plan leaves no ledger.
   if (readPlan(dir, key) === null) throw noPlan(dir, key);
   ensureLedger(dir);

@@ -4,7 +4,7 @@
  * so under that lock a claim without a matching outcome is a dead dispatcher's. Recovery
  * only completes a record: the verdict (`stop claimed`) stands whatever it meets.
  */
-import type { Judge } from "../registry/liveness.ts";
+import type { LivenessJudge } from "../identity/liveness.ts";
 import { appendAudit, auditHasClaim, readAuditText } from "./audit.ts";
 import { readClaim, readOutcomeId, writeOutcome } from "./ledger.ts";
 import { CHECK_LOCK_PATIENCE_MS, withDispatchLock } from "./lock.ts";
@@ -74,7 +74,7 @@ export async function recoverClaimUnderLock(
 export async function recoverClaim(
   dir: string,
   key: string,
-  judge: Judge,
+  judge: LivenessJudge,
   note: (message: string) => void,
 ) {
   await bestEffort(

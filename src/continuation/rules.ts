@@ -5,7 +5,9 @@
  * applies decides. A fact a rule needs and did not get makes that rule veto
  * (`fact-missing:<name>`): the convenient value is never assumed.
  */
-import { isValidPid, type Liveness, parseTime } from "../registry/record.ts";
+import type { Liveness } from "../identity/liveness.ts";
+import { isValidPid } from "../identity/pid.ts";
+import { parseTime } from "../time.ts";
 import type { SkipRead } from "./ledger.ts";
 import type { Plan, SkipClass } from "./schema.ts";
 
@@ -73,8 +75,8 @@ export function parseFacts(value: unknown): { facts: Facts } | { problem: string
   return { facts: facts as Facts };
 }
 
-export type WaitReason = "not-before" | "spacing" | "locked";
-export type StopReason = "not-released" | "claimed" | "owner-alive";
+type WaitReason = "not-before" | "spacing" | "locked";
+type StopReason = "not-released" | "claimed" | "owner-alive";
 
 export type Verdict =
   | { kind: "dispatch" }
@@ -84,16 +86,6 @@ export type Verdict =
   | { kind: "stop"; reason: StopReason }
   /** An existing skip file decided it; `class` is null when that file is damaged. */
   | { kind: "vetoed"; reason: string; class: SkipClass | null };
-
-export type Kind = Verdict["kind"];
-
-export const EXIT_CODES: Record<Kind, number> = {
-  dispatch: 0,
-  wait: 10,
-  skip: 11,
-  stop: 12,
-  vetoed: 13,
-};
 
 /** Everything one decision looks at. */
 export interface Situation {

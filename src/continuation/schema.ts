@@ -3,31 +3,27 @@
  * and validation of what was read back. A file that does not validate is never trusted; what
  * that means (no plan, a veto, an error) is decided by the reader in ledger.ts and lock.ts.
  */
-import { isValidPid, parseTime } from "../registry/record.ts";
+import type { ProcessIdentity } from "../identity/identity.ts";
+import { isValidPid } from "../identity/pid.ts";
+import { parseTime } from "../time.ts";
 import type { Mode } from "./rules.ts";
 
 /** A key names files, never a path: letters, digits, `.`, `_`, `-`; not starting with a dot. */
-export const KEY_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
+const KEY_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
 export const KEY_RULE = "1 to 128 of A-Z a-z 0-9 . _ -, not starting with a dot";
 
 export function isValidKey(key: string): boolean {
   return KEY_PATTERN.test(key);
 }
 
-export const PLAN_SCHEMA = 1;
-export const MAX_TOOL_CALLS = 1000;
+const PLAN_SCHEMA = 1;
+const MAX_TOOL_CALLS = 1000;
 /** Ten years, as for durations: anything larger is a typo. */
 const MAX_SPACING_MS = 10 * 365 * 86_400_000;
 
 /** The interrupted session, as its registry row showed it (extra row fields are ignored). */
-export interface PlanSession {
-  session_pid: number;
-  start_token: string | null;
-  boot_id: string | null;
-  /** Optional (plans written by other tools may lack them): the row's machine and pid namespace. */
-  machine_id?: string | null;
-  pid_ns?: string | null;
-  host: string;
+interface PlanSession extends ProcessIdentity {
+  // machine_id and pid_ns stay optional: plans written by other tools may lack them.
   session_id: string | null;
   agent: string | null;
   runtime: string | null;
@@ -35,12 +31,12 @@ export interface PlanSession {
   tmux_pane: string | null;
 }
 
-export interface ToolCall {
+interface ToolCall {
   id: string;
   name: string;
 }
 
-export type PlanState = "planned" | "released";
+type PlanState = "planned" | "released";
 export type Cause = "signal" | "hard";
 
 export interface Plan {
@@ -76,14 +72,12 @@ export interface ClaimRecord {
   at: string;
 }
 
-export interface LockOwner {
+/**
+ * `dispatch.lock`'s owner: a process identity under the name `pid` (the file's format), with
+ * its machine and pid namespace, since a lock taken inside a container is not ours to judge.
+ */
+export interface LockOwner extends Omit<ProcessIdentity, "session_pid"> {
   pid: number;
-  start_token: string | null;
-  host: string;
-  boot_id: string | null;
-  /** The owner's machine and pid namespace: a lock taken inside a container is not ours to judge. */
-  machine_id?: string | null;
-  pid_ns?: string | null;
   at: string;
   /** Random per lock: inode numbers are reused, so release checks this too. */
   nonce: string;
@@ -323,4 +317,22 @@ export function claimEvent(claim: ClaimRecord, recovered = false): AuditEvent {
 
 export function skipEvent(key: string, skip: SkipRecord): AuditEvent {
   return { event: "skip", key, token: skip.token, class: skip.class, reason: skip.reason };
+}
+
+/** The identity of a lock's owner, to judge whether it still runs. */
+export function identityOfOwner(owner: LockOwner): ProcessIdentity {
+  return {
+    session_pid: owner.pid,
+    start_token: owner.start_token,
+    host: owner.host,
+    boot_id: owner.boot_id,
+    machine_id: owner.machine_id,
+    pid_ns: owner.pid_ns,
+  };
+}
+
+/** Random lowercase hex, `bytes` bytes of it: plan tokens, lock nonces, continuation ids. */
+export function randomHex(bytes = 6): string {
+  const b = crypto.getRandomValues(new Uint8Array(bytes));
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }

@@ -3,8 +3,6 @@
  * at a time, and feeds a MetricsTally. It only reads, through the same safe readers as `list`
  * and `continuation-check`, so a hostile file is counted (malformed, damaged), never trusted.
  */
-import { openRegular } from "../continuation/files.ts";
-import { exists, readJsonFile } from "../continuation/files.ts";
 import { AUDIT_FILE } from "../continuation/audit.ts";
 import {
   claimPath,
@@ -16,28 +14,16 @@ import {
   skipPath,
 } from "../continuation/ledger.ts";
 import { isObject, isValidKey } from "../continuation/schema.ts";
-import type { Judge } from "../registry/liveness.ts";
-import { toRow } from "../registry/registry.ts";
-import { hostDirPath, join, listHostDirs, readEntry } from "../registry/store.ts";
 import { ioError } from "../errors.ts";
+import { join } from "../fs/dir.ts";
+import { exists, openRegular, readJson } from "../fs/read.ts";
+import type { LivenessJudge } from "../identity/liveness.ts";
+import { forEachRow } from "../registry/mod.ts";
 import type { LedgerKey, LedgerSummary, MetricsTally } from "./tally.ts";
 
 /** Every record of every host directory, judged now, one at a time. */
-export function tallyStore(home: string, judge: Judge, tally: MetricsTally) {
-  for (const dirName of listHostDirs(home)) {
-    const dir = hostDirPath(home, dirName);
-    let names: Iterable<Deno.DirEntry>;
-    try {
-      names = Deno.readDirSync(dir);
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) continue;
-      throw ioError("Could not read the store", dir, err);
-    }
-    for (const e of names) {
-      const entry = readEntry(dir, dirName, e.name);
-      if (entry !== null) tally.addRow(toRow(entry, judge));
-    }
-  }
+export function tallyStore(home: string, judge: LivenessJudge, tally: MetricsTally) {
+  forEachRow(home, judge, (row) => tally.addRow(row));
 }
 
 const KEY_FILE = /^(.+)\.(plan\.json|claim|skip)$/;
@@ -67,10 +53,8 @@ export function tallyLedger(dir: string, tally: MetricsTally): LedgerSummary {
 /** The state of `key` as seen from one of its files; null when another file counts it. */
 function keyOf(dir: string, key: string, file: string): LedgerKey | null {
   if (file === "claim") {
-    const read = readJsonFile(outcomePath(dir, key));
-    const outcome = read !== null && "value" in read && isObject(read.value)
-      ? read.value.outcome
-      : undefined;
+    const read = readJson(outcomePath(dir, key));
+    const outcome = read?.ok && isObject(read.value) ? read.value.outcome : undefined;
     return { state: outcome === "dispatched" || outcome === "lost" ? outcome : "claimed" };
   }
   if (exists(claimPath(dir, key))) return null;

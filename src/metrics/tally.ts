@@ -5,7 +5,8 @@
  */
 import type { SkipClass } from "../continuation/schema.ts";
 import { FACT_NAMES, type Mode } from "../continuation/rules.ts";
-import { parseTime, type Row } from "../registry/record.ts";
+import type { Row } from "../registry/mod.ts";
+import { parseTime } from "../time.ts";
 import type { Family, Sample } from "./exposition.ts";
 
 /** A continuation key, by the files it has (docs/fleet.md lists each state's meaning). */

@@ -11,7 +11,7 @@ import type { Probe, ProcessInfo } from "./types.ts";
 export const CTL_KERN = 1;
 export const KERN_ARGMAX = 8;
 export const KERN_PROC = 14;
-export const KERN_PROC_PID = 1;
+const KERN_PROC_PID = 1;
 
 /** sysctl(3) as Deno.dlopen declares it. */
 export const SYSCTL_SYMBOL = {

@@ -29,9 +29,9 @@ import {
 } from "./types.ts";
 
 /** sizeof(struct kinfo_proc), identical on x86_64 and arm64. */
-export const DARWIN_KINFO_PROC_SIZE = 648;
+const DARWIN_KINFO_PROC_SIZE = 648;
 /** p_stat value of a process that has exited but was not reaped (xnu bsd/sys/proc.h). */
-export const DARWIN_SZOMB = 5;
+const DARWIN_SZOMB = 5;
 
 const KERN_PROCARGS2 = 49;
 /** PROC_PIDPATHINFO_MAXSIZE (4 * MAXPATHLEN). */
@@ -71,7 +71,7 @@ export function darwinProcessInfo(k: KinfoProc): ProcessInfo {
   return kinfoToInfo(k, darwinToken(k.startSec, k.startUsec), k.stat === DARWIN_SZOMB);
 }
 
-export interface ProcArgs2 {
+interface ProcArgs2 {
   argc: number;
   /** The path the kernel exec'd, as it was passed to execve. */
   exe: string;

@@ -26,10 +26,10 @@ import { psBackend } from "./ps.ts";
 import type { Probe, ProcessBackend, ProcessCommand, ProcessInfo, TokenMatch } from "./types.ts";
 
 /** sizeof(struct kinfo_proc) on 64-bit FreeBSD, also stored in its ki_structsize field. */
-export const FREEBSD_KINFO_PROC_SIZE = 1088;
-export const FREEBSD_SZOMB = 5;
+const FREEBSD_KINFO_PROC_SIZE = 1088;
+const FREEBSD_SZOMB = 5;
 /** How far ki_start may drift between two readings and still count as the same process. */
-export const FREEBSD_TOKEN_TOLERANCE_USEC = 2_000_000n;
+const FREEBSD_TOKEN_TOLERANCE_USEC = 2_000_000n;
 
 const KERN_PROC_ARGS = 7;
 const KERN_PROC_PATHNAME = 12;

@@ -7,9 +7,9 @@
 import { exactTokens, type Probe, type ProcessBackend, type ProcessCommand } from "./types.ts";
 
 /** Clock ticks per second as seen by user space (USER_HZ): 100 on every mainstream arch. */
-export const CLK_TCK = 100;
+const CLK_TCK = 100;
 
-export interface StatFields {
+interface StatFields {
   pid: number;
   comm: string;
   state: string;

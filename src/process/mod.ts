@@ -32,7 +32,7 @@ async function psFallback(): Promise<ProcessBackend> {
 }
 
 /** Where nothing can probe a process: every answer is `unsupported`, never a guess. */
-export function unsupportedBackend(): ProcessBackend {
+function unsupportedBackend(): ProcessBackend {
   return {
     name: "none",
     probe: () => ({ kind: "unsupported" }),

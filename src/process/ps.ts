@@ -27,13 +27,13 @@ export function psArgs(pid: number): string[] {
 /** The environment ps runs with: C locale for English lstart, UTC so tokens ignore TZ. */
 export const PS_ENV: Readonly<Record<string, string>> = { LC_ALL: "C", TZ: "UTC0" };
 /** How far two lstart readings may differ and still count as the same process. */
-export const PS_TOKEN_TOLERANCE_SEC = 2;
+const PS_TOKEN_TOLERANCE_SEC = 2;
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const LINE =
   /^\s*(\d+)\s+(\d+)\s+(\S+)\s+[A-Z][a-z]{2}\s+([A-Z][a-z]{2})\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})(?:\s+(.*))?$/;
 
-export interface PsLine {
+interface PsLine {
   pid: number;
   ppid: number;
   stat: string;

@@ -80,7 +80,7 @@ export function decodeProcessEntry32W(bytes: Uint8Array): ProcessEntry | null {
 }
 
 /** What the I/O layer saw for one pid, handed to `judgeWindowsProbe`. */
-export interface WindowsObservation {
+interface WindowsObservation {
   /** OpenProcess returned a handle. */
   opened: boolean;
   /** The creation FILETIME (8 bytes) when GetProcessTimes succeeded, else null. */

@@ -7,21 +7,15 @@
  * unreadable or odd file is skipped silently: these files are someone else's, and their
  * shape is not a contract.
  */
+import { join } from "../fs/dir.ts";
+import { readSmallFile } from "../fs/read.ts";
+import { type LivenessJudge, probeVerdict, type Verdict } from "../identity/liveness.ts";
+import { isValidPid } from "../identity/pid.ts";
 import type { Probe } from "../process/types.ts";
-import { type Judge, probeVerdict, type Verdict } from "./liveness.ts";
-import { isoOrNull, isValidPid, NULL_RECORD, RECORD_NAME, type Row } from "./record.ts";
-import { join, readSmallFile } from "./store.ts";
+import { RECORD_NAME } from "./layout.ts";
+import { claudeRow, type ClaudeSession, type Row, type SourcedRow } from "./row.ts";
 
-/** Where a row came from: roster's own store, or a harness's session file. */
-export type Source = "roster" | "claude";
-export type SourcedRow = Row & { source: Source };
-
-export interface ClaudeSession {
-  pid: number;
-  sessionId: string | null;
-  cwd: string | null;
-  startedAtMs: number;
-}
+export type { SourcedRow };
 
 /**
  * How far a process's start may sit from `startedAt` and still be the session's. On Linux a
@@ -31,12 +25,12 @@ export interface ClaudeSession {
  * little off either side is no evidence of another process: within the margin is running,
  * and beyond it roster cannot tell (unknown), never dead on timing alone.
  */
-export const START_MARGIN_MS = 30_000;
+const START_MARGIN_MS = 30_000;
 /**
  * A `startedAt` this far before the current boot began is an earlier boot's file: its
  * writer cannot still run. The slack covers a clock stepped between then and now.
  */
-export const BOOT_MARGIN_MS = 60_000;
+const BOOT_MARGIN_MS = 60_000;
 
 /** Far-future limit of a JavaScript Date; anything beyond is not a time. */
 const MAX_DATE_MS = 8.64e15;
@@ -95,46 +89,14 @@ export function judgeByStart(startedAtMs: number, probe: Probe, bootMs: number |
   return { liveness: "unknown", reason: "unverifiable" };
 }
 
-/** Pure: the row for one session file, shaped like a record's row with `source: "claude"`. */
-export function claudeRow(
-  session: ClaudeSession,
-  path: string,
-  probe: Probe,
-  here: { host: string; bootId: string | null },
-  bootMs: number | null,
-): SourcedRow {
-  const verdict = judgeByStart(session.startedAtMs, probe, bootMs);
-  const info = probe.kind === "exists" ? probe.info : null;
-  const running = verdict.reason === "running";
-  return {
-    ...NULL_RECORD,
-    session_pid: session.pid,
-    // The current token only where the process is judged the session's: a caller may keep
-    // it and check it later with `roster token --verify`.
-    start_token: running ? info?.startToken ?? null : null,
-    process_started_at: isoOrNull(info?.startedAtMs ?? null),
-    boot_id: running ? here.bootId : null,
-    host: here.host,
-    agent: "claude",
-    session_id: session.sessionId,
-    cwd: session.cwd,
-    registered_at: isoOrNull(session.startedAtMs),
-    ...verdict,
-    path,
-    malformed: false,
-    detail: null,
-    source: "claude",
-  };
-}
-
 /** Reads one session file safely; null when it is missing or odd in any way. */
-export function readClaudeSession(dir: string, name: string): ClaudeSession | null {
+function readClaudeSession(dir: string, name: string): ClaudeSession | null {
   const m = RECORD_NAME.exec(name);
   if (!m) return null;
   const file = readSmallFile(join(dir, name));
   if (file === null || !file.ok) return null;
   try {
-    return parseClaudeSession(JSON.parse(file.text), Number(m[1]));
+    return parseClaudeSession(JSON.parse(file.value), Number(m[1]));
   } catch {
     return null;
   }
@@ -145,7 +107,7 @@ export function readClaudeSession(dir: string, name: string): ClaudeSession | nu
  * say (then no row is judged by the boot). Derived like Linux's btime (now minus the time
  * since boot), so it moves with a stepped clock just as the process start times do.
  */
-export function bootTimeMs(): number | null {
+function bootTimeMs(): number | null {
   try {
     const up = Deno.osUptime();
     return Number.isFinite(up) && up >= 0 ? Date.now() - up * 1000 : null;
@@ -155,7 +117,7 @@ export function bootTimeMs(): number | null {
 }
 
 /** Every Claude Code session on this machine, judged now. Never writes; never fails. */
-export function discoverClaude(dir: string, judge: Judge): SourcedRow[] {
+export function discoverClaude(dir: string, judge: LivenessJudge): SourcedRow[] {
   const rows: SourcedRow[] = [];
   let names: string[];
   try {
@@ -171,7 +133,9 @@ export function discoverClaude(dir: string, judge: Judge): SourcedRow[] {
   for (const name of names.sort()) {
     const session = readClaudeSession(dir, name);
     if (session === null) continue;
-    rows.push(claudeRow(session, join(dir, name), judge.probe(session.pid), judge.here, bootMs));
+    const probe = judge.probe(session.pid);
+    const verdict = judgeByStart(session.startedAtMs, probe, bootMs);
+    rows.push(claudeRow(session, join(dir, name), probe, verdict, judge.here));
   }
   return rows;
 }

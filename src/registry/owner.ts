@@ -10,10 +10,11 @@ import {
   type ProcessCommand,
   type ProcessInfo,
 } from "../process/types.ts";
-import { MAX_PID, type PidSource } from "./record.ts";
+import { parsePid } from "../identity/pid.ts";
+import type { PidSource } from "./record.ts";
 
 /** Known agent harnesses: the agent name, then the executable names it runs under. */
-export const HARNESSES: ReadonlyArray<readonly [agent: string, names: readonly string[]]> = [
+const HARNESSES: ReadonlyArray<readonly [agent: string, names: readonly string[]]> = [
   ["claude", ["claude", "claude-code"]],
   ["codex", ["codex"]],
   ["pi", ["pi"]],
@@ -70,7 +71,7 @@ function agentOfPath(path: string): string | null {
   return null;
 }
 
-export interface HarnessMatch {
+interface HarnessMatch {
   agent: string;
   /** The interpreter the harness runs on (node, bun, python3, ...), or null when native. */
   runtime: string | null;
@@ -107,16 +108,6 @@ export class NoOwnerError extends UsageError {
   }
 }
 
-/** Parses a pid given by a person or a hook: a positive decimal integer, nothing else. */
-export function parsePid(value: string, what: string): number {
-  if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > MAX_PID) {
-    throw new UsageError(
-      `Invalid ${what}: expected a positive integer process id, got ${JSON.stringify(value)}`,
-    );
-  }
-  return Number(value);
-}
-
 export interface Owner {
   pid: number;
   source: PidSource;
@@ -124,7 +115,7 @@ export interface Owner {
   harness: HarnessMatch | null;
 }
 
-export interface OwnerInput {
+interface OwnerInput {
   flagPid?: string;
   env: (name: string) => string | undefined;
   selfPid: number;

@@ -1,38 +1,34 @@
 /**
- * The record schema (what `register` writes) and the row shape (what `list` prints), with
- * pure validation: any file that is not a valid record becomes a malformed row, never a
- * crash and never a trusted value.
+ * The record schema (what `register` writes), built by one pure function (buildRecord) and
+ * checked by another (validateRecord): any file that is not a valid record becomes a
+ * malformed row, never a crash and never a trusted value.
  */
+import type { HostIdentity, ProcessIdentity } from "../identity/identity.ts";
+import { identityOf } from "../identity/identity.ts";
+import { isValidPid } from "../identity/pid.ts";
+import type { ProcessInfo } from "../process/types.ts";
+import { isoOrNull, parseTime } from "../time.ts";
+import type { Owner } from "./owner.ts";
 
-export const SCHEMA = 1;
-/** Record files are `<pid>.json`; everything else in a host directory is ignored. */
-export const RECORD_NAME = /^([1-9][0-9]{0,9})\.json$/;
-/** Largest pid accepted anywhere (Linux pid_max limit is 2^22; Windows pids fit in u32). */
-export const MAX_PID = 0xffff_ffff;
-export const MAX_RECORD_BYTES = 64 * 1024;
+const SCHEMA = 1;
 
-export const PID_SOURCES = ["flag", "ROSTER_SESSION_PID", "CLAUDE_PID", "ancestor"] as const;
+const PID_SOURCES = ["flag", "ROSTER_SESSION_PID", "CLAUDE_PID", "ancestor"] as const;
 export type PidSource = typeof PID_SOURCES[number];
 
-export interface Registrar {
+interface Registrar {
   pid: number;
   version: string;
   path: string;
 }
 
-export interface SessionRecord {
+/** A session as `register` writes it: the owner's identity, then what the session is. */
+export interface SessionRecord extends ProcessIdentity {
   schema: 1;
-  session_pid: number;
   pid_source: PidSource;
   pid_verified: boolean;
-  start_token: string | null;
   process_started_at: string | null;
-  boot_id: string | null;
-  /** The machine (Linux /etc/machine-id), or null: tells apart hosts that share a name. */
   machine_id: string | null;
-  /** The pid namespace (Linux `pid:[N]`), or null: tells a container from its host. */
   pid_ns: string | null;
-  host: string;
   agent: string;
   runtime: string | null;
   session_id: string | null;
@@ -40,51 +36,6 @@ export interface SessionRecord {
   tmux_pane: string | null;
   registered_at: string;
   registrar: Registrar;
-}
-
-export type Liveness = "alive" | "dead" | "unknown";
-export type Reason =
-  | "running"
-  | "pid-only"
-  | "exited"
-  | "zombie"
-  | "pid-reused"
-  | "rebooted"
-  | "other-host"
-  | "unverifiable"
-  | "unsupported"
-  | "malformed";
-
-/** A record as listed: nullable where a malformed file could not supply a value. */
-export type Row =
-  & { [K in keyof SessionRecord]: SessionRecord[K] | null }
-  & {
-    liveness: Liveness;
-    reason: Reason;
-    path: string;
-    malformed: boolean;
-    /** For malformed rows, what is wrong with the file; null otherwise. */
-    detail: string | null;
-  };
-
-/** Host directory name: every character outside [A-Za-z0-9._-] becomes `_`. */
-export function hostDirName(host: string): string {
-  const safe = host.replace(/[^A-Za-z0-9._-]/g, "_");
-  return safe === "" || safe === "." || safe === ".." ? `_${safe}` : safe;
-}
-
-/** RFC 3339 date-time with a zone: what roster writes and what it accepts. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
-
-export function parseTime(value: string): number | null {
-  if (!RFC3339.test(value)) return null;
-  const ms = Date.parse(value);
-  return Number.isFinite(ms) ? ms : null;
-}
-
-export function isValidPid(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value > 0 &&
-    value <= MAX_PID;
 }
 
 type Check = (value: unknown) => boolean;
@@ -158,49 +109,46 @@ export function validateRecord(
   return { record };
 }
 
-/** Every record field null: the base of rows that no valid record stands behind. */
-export const NULL_RECORD: Readonly<{ [K in keyof SessionRecord]: null }> = {
-  schema: null,
-  session_pid: null,
-  pid_source: null,
-  pid_verified: null,
-  start_token: null,
-  process_started_at: null,
-  boot_id: null,
-  machine_id: null,
-  pid_ns: null,
-  host: null,
-  agent: null,
-  runtime: null,
-  session_id: null,
-  cwd: null,
-  tmux_pane: null,
-  registered_at: null,
-  registrar: null,
-};
-
-/** Epoch milliseconds as RFC 3339 (UTC), or null. */
-export function isoOrNull(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
+/** What register knows when it builds a record; env values are set and non-empty. */
+export interface RecordInput {
+  owner: Pick<Owner, "pid" | "source" | "verified" | "harness">;
+  /** What the owner's pid holds now (null where the backend cannot say). */
+  process: ProcessInfo | null;
+  here: HostIdentity;
+  flags: { agent?: string; runtime?: string; sessionId?: string };
+  env: (name: string) => string | undefined;
+  cwd: string;
+  now: number;
+  registrar: Registrar;
 }
 
-/** The row for a file that is not a valid record: every field it could not vouch for is null. */
-export function malformedRow(
-  path: string,
-  filePid: number | null,
-  hostDir: string,
-  mtimeMs: number | null,
-  detail: string,
-): Row {
+/**
+ * Pure: the record `register` writes. Each field takes the first that is given: the flag,
+ * then the environment, then what was detected. `--agent ""` names an anonymous session,
+ * while an empty `--session-id` counts as unset.
+ */
+export function buildRecord(input: RecordInput): SessionRecord {
+  const { owner, process, flags, env } = input;
+  const id = identityOf(owner.pid, process?.startToken ?? null, input.here);
+  // Field by field, in the order every record file has always had.
   return {
-    ...NULL_RECORD,
-    session_pid: filePid,
-    host: hostDir,
-    registered_at: isoOrNull(mtimeMs),
-    liveness: "unknown",
-    reason: "malformed",
-    path,
-    malformed: true,
-    detail,
+    schema: SCHEMA,
+    session_pid: id.session_pid,
+    pid_source: owner.source,
+    pid_verified: owner.verified,
+    start_token: id.start_token,
+    process_started_at: isoOrNull(process?.startedAtMs ?? null),
+    boot_id: id.boot_id,
+    machine_id: id.machine_id,
+    pid_ns: id.pid_ns,
+    host: id.host,
+    agent: flags.agent ?? env("ROSTER_AGENT") ?? owner.harness?.agent ?? "",
+    runtime: flags.runtime ?? env("ROSTER_RUNTIME") ?? owner.harness?.runtime ?? null,
+    session_id: flags.sessionId || env("ROSTER_SESSION_ID") || env("CLAUDE_CODE_SESSION_ID") ||
+      null,
+    cwd: input.cwd,
+    tmux_pane: env("TMUX_PANE") ?? null,
+    registered_at: new Date(input.now).toISOString(),
+    registrar: input.registrar,
   };
 }

@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertMatch, assertThrows } from "../assert.ts";
 import { nearest, parseArgs } from "../../src/cli/args.ts";
 import { commandHelp, mainHelp } from "../../src/cli/help.ts";
-import { COMMANDS } from "../../src/cli/spec.ts";
+import { COMMANDS, usageOf } from "../../src/cli/spec.ts";
 import { UsageError } from "../../src/errors.ts";
 import { roster } from "../helpers.ts";
 
@@ -107,4 +107,17 @@ Deno.test("the CLI's usage contract", async (t) => {
       await Deno.remove(f);
     }
   });
+});
+
+Deno.test("usage lines come from the table: every flag and positional is in them", () => {
+  for (const c of COMMANDS) {
+    const usage = usageOf(c);
+    assert(usage.startsWith(`roster ${c.name}`), usage);
+    for (const f of c.flags) assert(usage.includes(`--${f.name}`), `${c.name}: --${f.name}`);
+    const pos = c.positionals;
+    if (pos) {
+      const shown = pos.choices ? pos.choices.join("|") : pos.name;
+      assert(usage.includes(pos.usage ?? shown), `${c.name}: ${usage}`);
+    }
+  }
 });

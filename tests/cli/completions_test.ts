@@ -42,7 +42,6 @@ Deno.test("the scripts come from the command table", async (t) => {
     const extra: CommandSpec = {
       name: "frobnicate",
       summary: "Frobnicate things",
-      usage: "roster frobnicate",
       flags: [{ name: "level", value: "L", choices: ["low", "high"], help: "How much" }],
       load: () => Promise.reject(new Error("never loaded")),
     };

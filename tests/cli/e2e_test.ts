@@ -15,7 +15,7 @@ import {
   tempDir,
   writeJson,
 } from "../helpers.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 
 type Prune = { removed: Row[]; dead_removed: number; unknown_removed: number; kept: number };
 

@@ -12,16 +12,13 @@ import {
   tempDir,
   writeJson,
 } from "../helpers.ts";
-import {
-  bareVerdict,
-  checkExitCode,
-  formatToken,
-  mayUnregister,
-  verifyToken,
-} from "../../src/cli/hooks.ts";
+import { bareVerdict, type Reason } from "../../src/identity/liveness.ts";
+import { checkExitCode } from "../../src/cli/commands/check.ts";
+import { formatToken, verifyToken } from "../../src/identity/token.ts";
+import { mayUnregister } from "../../src/registry/store.ts";
+import type { Row } from "../../src/registry/row.ts";
 import type { Probe, ProcessInfo, TokenMatch } from "../../src/process/types.ts";
 import { exactTokens } from "../../src/process/types.ts";
-import type { Reason, Row } from "../../src/registry/record.ts";
 import { Harness, installRoster, recipeEnv, standIn } from "../recipes/harness.ts";
 
 const info = (over: Partial<ProcessInfo> = {}): ProcessInfo => ({

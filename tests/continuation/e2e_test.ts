@@ -15,7 +15,7 @@ import {
 } from "../helpers.ts";
 import { FACTS, PANE } from "./fixtures.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 
 interface Printed {
   kind: string;

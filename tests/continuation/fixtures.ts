@@ -1,14 +1,14 @@
 /** Fixtures and small helpers the continuation tests share. */
 import { assert } from "../assert.ts";
 import type { Facts } from "../../src/continuation/rules.ts";
+import { LivenessJudge } from "../../src/identity/liveness.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
-import { Judge } from "../../src/registry/liveness.ts";
 import { processBackend } from "../../src/process/mod.ts";
 
 /** A judge for this host, as a command gets one. */
-export async function testJudge(): Promise<Judge> {
+export async function testJudge(): Promise<LivenessJudge> {
   const b = await processBackend();
-  return new Judge(b, { host: Deno.hostname(), bootId: b.bootId() });
+  return new LivenessJudge(b, { host: Deno.hostname(), bootId: b.bootId() });
 }
 
 export function mkfifo(path: string) {

@@ -6,7 +6,7 @@ import { ensureLedger, planPath, readPlan, writePlan } from "../../src/continuat
 import { buildPlan, type PlanRequest, releasePlan } from "../../src/continuation/plan.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
 import { RosterError, UsageError } from "../../src/errors.ts";
-import { malformedRow, type Row } from "../../src/registry/record.ts";
+import { malformedRow, type Row } from "../../src/registry/row.ts";
 
 const NOW = Date.parse("2026-03-01T12:00:00.000Z");
 

@@ -4,7 +4,6 @@ import { FACTS as HARNESS_FACTS } from "./fixtures.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
 import {
   decide,
-  EXIT_CODES,
   FACT_NAMES,
   type Facts,
   mayWriteSkip,
@@ -12,6 +11,7 @@ import {
   type Situation,
   type Verdict,
 } from "../../src/continuation/rules.ts";
+import { VERDICT_EXIT } from "../../src/exit.ts";
 
 const NOW = Date.parse("2026-03-01T12:00:00.000Z");
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -269,7 +269,7 @@ Deno.test("decide: each rule and verdict", async (t) => {
   });
 
   await t.step("exit codes", () => {
-    assertEquals(EXIT_CODES, { dispatch: 0, wait: 10, skip: 11, stop: 12, vetoed: 13 });
+    assertEquals(VERDICT_EXIT, { dispatch: 0, wait: 10, skip: 11, stop: 12, vetoed: 13 });
   });
 });
 

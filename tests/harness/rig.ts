@@ -6,7 +6,7 @@
 import { cliArgs, type CliResult, roster } from "../helpers.ts";
 import { recipe, shq } from "../recipes/harness.ts";
 import { type ModelServer, startModelServer } from "./model_server.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 
 /** The pinned releases (the README names them; .ci/setup.d/20-harnesses.sh installs them). */
 export const RELEASES = {

@@ -5,7 +5,7 @@
  * `prune` removes it. The hook costs seen on the way are written for the report.
  */
 import { assert, assertEquals } from "../assert.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import type { StartOptions } from "./harnesses.ts";
 import type { Kit } from "./kits.ts";
 import {

@@ -10,7 +10,7 @@ import {
 } from "../../src/metrics/exposition.ts";
 import { type LedgerSummary, MetricsTally } from "../../src/metrics/tally.ts";
 import { tallyLedger } from "../../src/metrics/collect.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import { parseExposition, valueOf } from "./servers.ts";
 
 const SCRAPE = { atMs: 1_700_000_000_000, durationMs: 12, version: "9.9.9" };

@@ -5,7 +5,7 @@
  */
 import { assertEquals } from "../assert.ts";
 import { roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import { installRoster, recipe, recipeEnv, waitingProgram } from "./harness.ts";
 
 /** The `run: |` block of the workflow, dedented. */

@@ -3,7 +3,7 @@
  * tests share (tests/recipes/claude_test.ts, and tests/serial/ for real PID reuse).
  */
 import { rosterJson, tempDir } from "../helpers.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import { Harness, hookCommands, installRoster, recipe, recipeEnv, standIn } from "./harness.ts";
 
 const config = recipe("claude");

@@ -4,7 +4,7 @@
  */
 import { assertEquals } from "../assert.ts";
 import { rosterJson, writeJson } from "../helpers.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import { END, SESSION, setUp, START } from "./claude.ts";
 
 Deno.test("recipe: Claude Code SessionStart registers, SessionEnd unregisters", async (t) => {

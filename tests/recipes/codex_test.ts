@@ -4,7 +4,7 @@
  */
 import { assertEquals } from "../assert.ts";
 import { installed, rosterJson, tempDir } from "../helpers.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import { Harness, hookCommands, installRoster, recipe, recipeEnv, standIn } from "./harness.ts";
 
 const [START] = hookCommands(recipe("codex"), "SessionStart");

@@ -6,7 +6,7 @@
  */
 import { assertEquals } from "../assert.ts";
 import { rosterJson, tempDir } from "../helpers.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import { installRoster, recipe, recipeEnv } from "./harness.ts";
 
 /** The stand-in's event loop: one event per stdin line (`EVENT [SESSION_ID]`), one JSON reply. */

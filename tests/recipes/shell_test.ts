@@ -4,7 +4,7 @@
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { installed, rosterJson, run, tempDir } from "../helpers.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import { installRoster, recipe, recipeEnv } from "./harness.ts";
 
 const SHELL_RECIPE = recipe("shell");

@@ -12,7 +12,7 @@ import {
   type SourcedRow,
 } from "../../src/registry/discover.ts";
 import type { Probe, ProcessInfo } from "../../src/process/types.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import { processBackend } from "../../src/process/mod.ts";
 
 const T = 1_800_000_000_000;

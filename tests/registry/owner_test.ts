@@ -1,5 +1,6 @@
 import { assertEquals, assertThrows } from "../assert.ts";
-import { isAncestor, matchHarness, parsePid, resolveOwner } from "../../src/registry/owner.ts";
+import { isAncestor, matchHarness, resolveOwner } from "../../src/registry/owner.ts";
+import { parsePid } from "../../src/identity/pid.ts";
 import { UsageError } from "../../src/errors.ts";
 import type { ProcessBackend } from "../../src/process/types.ts";
 import { exactTokens } from "../../src/process/types.ts";

@@ -1,5 +1,7 @@
 import { assert, assertEquals } from "../assert.ts";
-import { hostDirName, parseTime, validateRecord } from "../../src/registry/record.ts";
+import { buildRecord, type RecordInput, validateRecord } from "../../src/registry/record.ts";
+import { hostDirName } from "../../src/registry/layout.ts";
+import { parseTime } from "../../src/time.ts";
 
 export const goodRecord = (pid = 42) => ({
   schema: 1,
@@ -76,5 +78,96 @@ Deno.test("hostDirName and parseTime", async (t) => {
     assertEquals(parseTime("2026-11-29T10:00:00.5+01:00"), Date.UTC(2026, 10, 29, 9, 0, 0, 500));
     assertEquals(parseTime("1764410400000"), null);
     assertEquals(parseTime("Sun Nov 29 2026"), null);
+  });
+});
+
+Deno.test("buildRecord: what register writes", async (t) => {
+  const here = { host: "h", bootId: "b", machineId: "m", pidNs: "pid:[1]" };
+  const base: RecordInput = {
+    owner: {
+      pid: 42,
+      source: "ancestor",
+      verified: true,
+      harness: { agent: "codex", runtime: "node" },
+    },
+    process: {
+      pid: 42,
+      ppid: 1,
+      startToken: "T42",
+      startedAtMs: Date.UTC(2026, 10, 29, 10),
+      zombie: false,
+      name: "codex",
+    },
+    here,
+    flags: {},
+    env: () => undefined,
+    cwd: "/work",
+    now: Date.UTC(2026, 10, 29, 10, 0, 1),
+    registrar: { pid: 7, version: "0.1.0", path: "/x" },
+  };
+  await t.step("every field, in the order record files have", () => {
+    const r = buildRecord(base);
+    assertEquals(Object.keys(r), Object.keys(goodRecord()));
+    assertEquals(r, {
+      schema: 1,
+      session_pid: 42,
+      pid_source: "ancestor",
+      pid_verified: true,
+      start_token: "T42",
+      process_started_at: "2026-11-29T10:00:00.000Z",
+      boot_id: "b",
+      machine_id: "m",
+      pid_ns: "pid:[1]",
+      host: "h",
+      agent: "codex",
+      runtime: "node",
+      session_id: null,
+      cwd: "/work",
+      tmux_pane: null,
+      registered_at: "2026-11-29T10:00:01.000Z",
+      registrar: { pid: 7, version: "0.1.0", path: "/x" },
+    });
+    assert("record" in validateRecord(JSON.parse(JSON.stringify(r)), 42));
+  });
+  await t.step("flags win over the environment, which wins over the harness", () => {
+    const env: Record<string, string> = {
+      ROSTER_AGENT: "env-agent",
+      ROSTER_RUNTIME: "env-rt",
+      ROSTER_SESSION_ID: "env-sid",
+      CLAUDE_CODE_SESSION_ID: "claude-sid",
+      TMUX_PANE: "%3",
+    };
+    const fromEnv = buildRecord({ ...base, env: (n) => env[n] });
+    assertEquals(
+      [fromEnv.agent, fromEnv.runtime, fromEnv.session_id, fromEnv.tmux_pane],
+      ["env-agent", "env-rt", "env-sid", "%3"],
+    );
+    const fromFlags = buildRecord({
+      ...base,
+      env: (n) => env[n],
+      flags: { agent: "a", runtime: "r", sessionId: "s" },
+    });
+    assertEquals([fromFlags.agent, fromFlags.runtime, fromFlags.session_id], ["a", "r", "s"]);
+    const claude = buildRecord({
+      ...base,
+      env: (n) => n === "CLAUDE_CODE_SESSION_ID" ? "c" : undefined,
+    });
+    assertEquals(claude.session_id, "c");
+  });
+  await t.step('--agent "" is anonymous; an empty --session-id counts as unset', () => {
+    const r = buildRecord({
+      ...base,
+      env: (n) => n === "ROSTER_SESSION_ID" ? "env-sid" : undefined,
+      flags: { agent: "", sessionId: "" },
+    });
+    assertEquals([r.agent, r.session_id], ["", "env-sid"]);
+  });
+  await t.step("no harness and nothing named: anonymous, no runtime", () => {
+    const r = buildRecord({ ...base, owner: { ...base.owner, harness: null } });
+    assertEquals([r.agent, r.runtime], ["", null]);
+  });
+  await t.step("a process the backend cannot read: no token, no start time", () => {
+    const r = buildRecord({ ...base, process: null });
+    assertEquals([r.start_token, r.process_started_at], [null, null]);
   });
 });

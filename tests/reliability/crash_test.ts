@@ -16,7 +16,7 @@ import {
   tempDir,
   writeJson,
 } from "../helpers.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import { assertWhole, snapshot } from "./store_check.ts";
 
 function spawnRoster(args: string[], env: Record<string, string> = {}) {

@@ -6,7 +6,7 @@
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { hostDir, NO_PID, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import { hasStackTrace, snapshot } from "./store_check.ts";
 
 type Expect =

@@ -6,9 +6,10 @@
 import { assert, assertEquals } from "../assert.ts";
 import { roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
 import { linuxBackend } from "../../src/process/linux.ts";
-import { Judge } from "../../src/registry/liveness.ts";
-import { writeRecord } from "../../src/registry/registry.ts";
-import type { Row, SessionRecord } from "../../src/registry/record.ts";
+import { LivenessJudge } from "../../src/identity/liveness.ts";
+import { writeRecord } from "../../src/registry/store.ts";
+import type { Row } from "../../src/registry/row.ts";
+import type { SessionRecord } from "../../src/registry/record.ts";
 
 /** `ps -eo pid=,lstart=` in UTC: pid to start time in epoch seconds. */
 function psStartTimes(): Map<number, number> {
@@ -76,7 +77,7 @@ Deno.test("every running process: start time agrees with ps, verdict alive", asy
 Deno.test("200 exited pids are dead/exited", async () => {
   await using home = await tempDir();
   const backend = linuxBackend();
-  const judge = new Judge(backend, {
+  const judge = new LivenessJudge(backend, {
     host: Deno.hostname(),
     bootId: backend.bootId(),
     machineId: backend.machineId?.() ?? null,

@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { hostDir, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 
 const mode = (path: string) => Deno.statSync(path).mode! & 0o7777;
 

@@ -2,7 +2,8 @@
  * Shared checks for the reliability suite: snapshot a store, and assert that every file in
  * it is a whole, valid record (nothing torn, nothing half-written left behind).
  */
-import { RECORD_NAME, validateRecord } from "../../src/registry/record.ts";
+import { validateRecord } from "../../src/registry/record.ts";
+import { RECORD_NAME } from "../../src/registry/layout.ts";
 import { assert } from "../assert.ts";
 import { hostDir } from "../helpers.ts";
 

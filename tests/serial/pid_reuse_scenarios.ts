@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
-import type { Row } from "../../src/registry/record.ts";
+import type { Row } from "../../src/registry/row.ts";
 import { atPid } from "../pidns.ts";
 import { END, setUp, START } from "../recipes/claude.ts";
 

@@ -1,11 +1,12 @@
 /** `roster register`: record the calling agent session (a refresh when it exists). */
-import { UsageError } from "../errors.ts";
-import { resolveOwner } from "../registry/owner.ts";
-import { isoOrNull, type Row, type SessionRecord } from "../registry/record.ts";
-import { writeRecord } from "../registry/registry.ts";
-import { VERSION } from "../version.ts";
-import type { Parsed } from "./args.ts";
-import { type Context, realDir } from "./context.ts";
+import { UsageError } from "../../errors.ts";
+import { resolveOwner } from "../../registry/owner.ts";
+import { buildRecord } from "../../registry/record.ts";
+import { recordRow } from "../../registry/row.ts";
+import { writeRecord } from "../../registry/store.ts";
+import { VERSION } from "../../version.ts";
+import type { Parsed } from "../args.ts";
+import { type Context, realDir } from "../context.ts";
 
 const MAX_TEXT = 1024;
 
@@ -51,35 +52,27 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   );
   const cwd = realDir(args.get("cwd") ?? Deno.cwd(), "--cwd");
   const probe = judge.probe(owner.pid);
-  const info = probe.kind === "exists" ? probe.info : null;
-  const record: SessionRecord = {
-    schema: 1,
-    session_pid: owner.pid,
-    pid_source: owner.source,
-    pid_verified: owner.verified,
-    start_token: info?.startToken ?? null,
-    process_started_at: isoOrNull(info?.startedAtMs ?? null),
-    boot_id: judge.here.bootId,
-    machine_id: judge.here.machineId ?? null,
-    pid_ns: judge.here.pidNs ?? null,
-    host: ctx.host,
-    agent: text(args, "agent") ?? env("ROSTER_AGENT") ?? owner.harness?.agent ?? "",
-    runtime: text(args, "runtime") ?? env("ROSTER_RUNTIME") ?? owner.harness?.runtime ?? null,
-    session_id: text(args, "session-id") || env("ROSTER_SESSION_ID") ||
-      env("CLAUDE_CODE_SESSION_ID") ||
-      null,
+  const record = buildRecord({
+    owner,
+    process: probe.kind === "exists" ? probe.info : null,
+    here: judge.here,
+    flags: {
+      agent: text(args, "agent"),
+      runtime: text(args, "runtime"),
+      sessionId: text(args, "session-id"),
+    },
+    env,
     cwd,
-    tmux_pane: env("TMUX_PANE") ?? null,
-    registered_at: new Date().toISOString(),
+    now: Date.now(),
     registrar: { pid: Deno.pid, version: VERSION, path: registrarPath() },
-  };
+  });
   const path = await writeRecord(ctx.home, record, judge);
-  const row: Row = { ...record, ...judge.judge(record), path, malformed: false, detail: null };
+  const row = recordRow(record, judge.verdict(record), path);
   if (args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson(row);
   else {
     // Loaded only here: a hook's `register --quiet` never pays for the table module.
-    const { describeRow } = await import("./table.ts");
+    const { describeRow } = await import("../table.ts");
     ctx.out(`Registered ${describeRow(row)}`);
   }
   return 0;

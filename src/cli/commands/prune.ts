@@ -1,8 +1,8 @@
 /** `roster prune`: remove dead records always, unknown ones only past an explicit age. */
-import { parseDuration } from "../duration.ts";
-import { prune } from "../registry/registry.ts";
-import type { Parsed } from "./args.ts";
-import type { Context } from "./context.ts";
+import { prune } from "../../registry/store.ts";
+import { parseDuration } from "../../time.ts";
+import type { Parsed } from "../args.ts";
+import type { Context } from "../context.ts";
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const older = args.get("older-than");

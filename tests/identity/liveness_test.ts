@@ -1,5 +1,6 @@
 import { assertEquals } from "../assert.ts";
-import { type Here, judge } from "../../src/registry/liveness.ts";
+import type { HostIdentity } from "../../src/identity/identity.ts";
+import { judgeLiveness } from "../../src/identity/liveness.ts";
 import type { Probe, ProcessInfo } from "../../src/process/types.ts";
 import { exactTokens } from "../../src/process/types.ts";
 
@@ -13,8 +14,9 @@ const info = (over: Partial<ProcessInfo> = {}): ProcessInfo => ({
   ...over,
 });
 const rec = { host: "h", boot_id: "B1", start_token: "T1" as string | null, session_pid: 10 };
-const here: Here = { host: "h", bootId: "B1" };
-const run = (r: typeof rec, p: Probe, h = here, cmp = exactTokens) => judge(r, h, () => p, cmp);
+const here: HostIdentity = { host: "h", bootId: "B1" };
+const run = (r: typeof rec, p: Probe, h = here, cmp = exactTokens) =>
+  judgeLiveness(r, h, () => p, cmp);
 const exists = (o?: Partial<ProcessInfo>): Probe => ({ kind: "exists", info: info(o) });
 
 Deno.test("liveness matrix", async (t) => {
@@ -65,7 +67,7 @@ Deno.test("liveness matrix", async (t) => {
   );
   await t.step("other host is unknown and never probed", () => {
     let probed = false;
-    const v = judge(rec, { host: "other", bootId: "B1" }, () => {
+    const v = judgeLiveness(rec, { host: "other", bootId: "B1" }, () => {
       probed = true;
       return { kind: "gone" };
     }, exactTokens);
@@ -73,12 +75,12 @@ Deno.test("liveness matrix", async (t) => {
     assertEquals(probed, false);
   });
   await t.step("same name, another machine or pid namespace: other-host, never probed", () => {
-    const cases: [Record<string, string>, Partial<Here>][] = [
+    const cases: [Record<string, string>, Partial<HostIdentity>][] = [
       [{ machine_id: "m1" }, { machineId: "m2" }],
       [{ pid_ns: "pid:[1]" }, { pidNs: "pid:[2]" }],
     ];
     for (const [r, h] of cases) {
-      const v = judge({ ...rec, ...r }, { ...here, ...h }, () => {
+      const v = judgeLiveness({ ...rec, ...r }, { ...here, ...h }, () => {
         throw new Error("probed");
       }, exactTokens);
       assertEquals(v, { liveness: "unknown", reason: "other-host" });

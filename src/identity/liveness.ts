@@ -1,26 +1,28 @@
 /**
- * Liveness, judged at read time and never stored. `judge` is pure: the record, what this
- * machine is, and what the process backend answered go in; a verdict comes out. Where
+ * Liveness, judged at read time and never stored. judgeLiveness is pure: an identity, what
+ * this host is, and what the process backend answered go in; a verdict comes out. Where
  * roster cannot tell, the verdict is `unknown`, never `dead`.
  */
 import type { Probe, ProcessBackend, TokenMatch } from "../process/types.ts";
-import type { Liveness, Reason, SessionRecord } from "./record.ts";
+import type { HostIdentity, ProcessIdentity } from "./identity.ts";
+
+export type Liveness = "alive" | "dead" | "unknown";
+export type Reason =
+  | "running"
+  | "pid-only"
+  | "exited"
+  | "zombie"
+  | "pid-reused"
+  | "rebooted"
+  | "other-host"
+  | "unverifiable"
+  | "unsupported"
+  | "malformed";
 
 export interface Verdict {
   liveness: Liveness;
   reason: Reason;
 }
-
-export interface Here {
-  host: string;
-  bootId: string | null;
-  machineId?: string | null;
-  pidNs?: string | null;
-}
-
-type Judged =
-  & Pick<SessionRecord, "host" | "boot_id" | "start_token" | "session_pid">
-  & Partial<Pick<SessionRecord, "machine_id" | "pid_ns">>;
 
 /** Both known and different: only then is it another machine or namespace. */
 const differ = (a: string | null | undefined, b: string | null | undefined) =>
@@ -39,31 +41,37 @@ export function probeVerdict(p: Probe): Verdict | null {
   return null;
 }
 
-export function judge(
-  record: Judged,
-  here: Here,
+/** The verdict on a pid that has no record: whether a process holds it, nothing more. */
+export function bareVerdict(probe: Probe): Verdict {
+  return probeVerdict(probe) ?? { liveness: "alive", reason: "running" };
+}
+
+/** Pure: whether the process `identity` names still holds its pid on this host. */
+export function judgeLiveness(
+  identity: ProcessIdentity,
+  here: HostIdentity,
   probe: () => Probe,
   compareTokens: (recorded: string, current: string) => TokenMatch,
 ): Verdict {
   // Another host: by name, or the same name on another machine or in another pid namespace
   // (a container sharing the home): its pids mean nothing here.
   if (
-    record.host !== here.host || differ(record.machine_id, here.machineId) ||
-    differ(record.pid_ns, here.pidNs)
+    identity.host !== here.host || differ(identity.machine_id, here.machineId) ||
+    differ(identity.pid_ns, here.pidNs)
   ) {
     return { liveness: "unknown", reason: "other-host" };
   }
-  if (differ(record.boot_id, here.bootId)) return { liveness: "dead", reason: "rebooted" };
+  if (differ(identity.boot_id, here.bootId)) return { liveness: "dead", reason: "rebooted" };
   const p = probe();
   if (p.kind !== "exists" || p.info.zombie) return probeVerdict(p)!;
-  if (record.start_token === null) {
+  if (identity.start_token === null) {
     // With no token the pid is all there is: a thread id holding it is not the process.
     return p.info.isThread
       ? { liveness: "dead", reason: "exited" }
       : { liveness: "alive", reason: "pid-only" };
   }
   if (p.info.startToken === null) return { liveness: "unknown", reason: "unverifiable" };
-  switch (compareTokens(record.start_token, p.info.startToken)) {
+  switch (compareTokens(identity.start_token, p.info.startToken)) {
     case "same":
       return { liveness: "alive", reason: "running" };
     case "different":
@@ -73,16 +81,17 @@ export function judge(
   }
 }
 
-/** Judges many records against one backend, probing each pid at most once per call. */
-export class Judge {
+/** Judges many identities against one backend, probing each pid at most once per call. */
+export class LivenessJudge {
   readonly #probes = new Map<number, Probe>();
-  constructor(readonly backend: ProcessBackend, readonly here: Here) {}
+  constructor(readonly backend: ProcessBackend, readonly here: HostIdentity) {}
 
-  judge(record: Judged, fresh = false): Verdict {
-    return judge(
-      record,
+  /** The verdict on `identity`; `fresh` probes again rather than reuse this call's answer. */
+  verdict(identity: ProcessIdentity, fresh = false): Verdict {
+    return judgeLiveness(
+      identity,
       this.here,
-      () => this.probe(record.session_pid, fresh),
+      () => this.probe(identity.session_pid, fresh),
       (a, b) => this.backend.compareTokens(a, b),
     );
   }

@@ -1,4 +1,7 @@
-/** Durations as people write them on the command line: `90s`, `30m`, `12h`, `7d`. */
+/**
+ * Time as roster reads and writes it: durations as people type them (`90s`, `30m`, `12h`,
+ * `7d`), RFC 3339 timestamps in files, short ages in tables.
+ */
 import { UsageError } from "./errors.ts";
 
 const UNITS: Record<string, number> = {
@@ -34,4 +37,19 @@ export function formatAge(ms: number): string {
   if (s < 7200) return `${Math.floor(s / 60)}m`;
   if (s < 172_800) return `${Math.floor(s / 3600)}h`;
   return `${Math.floor(s / 86_400)}d`;
+}
+
+/** RFC 3339 date-time with a zone: what roster writes and what it accepts. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** An RFC 3339 timestamp as epoch milliseconds; null for anything else. */
+export function parseTime(value: string): number | null {
+  if (!RFC3339.test(value)) return null;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/** Epoch milliseconds as RFC 3339 (UTC), or null. */
+export function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
 }

@@ -1,10 +1,10 @@
 /** `roster list`: every registered session with its liveness; it only reads. */
-import type { Judge } from "../registry/liveness.ts";
-import type { Liveness, Row } from "../registry/record.ts";
-import { readRows, sortRows } from "../registry/registry.ts";
-import type { Parsed } from "./args.ts";
-import { type Context, realDir } from "./context.ts";
-import { renderTable, useColour } from "./table.ts";
+import type { Liveness, LivenessJudge } from "../../identity/liveness.ts";
+import { type Row, sortRows } from "../../registry/row.ts";
+import { readRows } from "../../registry/store.ts";
+import type { Parsed } from "../args.ts";
+import { type Context, realDir } from "../context.ts";
+import { renderTable, useColour } from "../table.ts";
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const states = new Set(args.all("state") as Liveness[]);
@@ -29,8 +29,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
 }
 
 /** Adds the sessions harnesses record themselves; every row then says where it came from. */
-async function withDiscovered(rows: Row[], judge: Judge): Promise<Row[]> {
-  const d = await import("../registry/discover.ts");
+async function withDiscovered(rows: Row[], judge: LivenessJudge): Promise<Row[]> {
+  const d = await import("../../registry/discover.ts");
   const dir = d.claudeSessionsDir((name) => Deno.env.get(name), Deno.build.os);
   const found = dir === null ? [] : d.discoverClaude(dir, judge);
   return sortRows(d.mergeDiscovered(rows, found, judge.here.host));

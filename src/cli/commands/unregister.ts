@@ -1,0 +1,65 @@
+/**
+ * `roster unregister` (session-end hooks): remove the calling session's record, only while
+ * it is still that process's (registry/store.ts mayUnregister).
+ */
+import type { ProcessBackend } from "../../process/types.ts";
+import { namedPid, NoOwnerError, resolveOwner } from "../../registry/owner.ts";
+import { mayUnregister, removeRecordIf } from "../../registry/store.ts";
+import type { Parsed } from "../args.ts";
+import type { Context } from "../context.ts";
+import { describeRow } from "../table.ts";
+
+/**
+ * The owner, resolved as register resolves it, except that an explicitly named pid whose
+ * process has gone is not an error here: a session-end hook that runs after its session must
+ * not fail, and the record of a pid no process holds is nobody's.
+ */
+function unregisterPid(args: Parsed, backend: ProcessBackend): number {
+  const input = {
+    flagPid: args.get("pid"),
+    env: (n: string) => Deno.env.get(n),
+    selfPid: Deno.pid,
+    selfPpid: Deno.ppid,
+  };
+  // A named pid is taken as it is, running or not: removeRecordIf judges the record against
+  // whatever holds the pid now, which is all an end hook needs.
+  return namedPid(input)?.pid ?? resolveOwner(input, backend).pid;
+}
+
+export async function run(ctx: Context, args: Parsed): Promise<number> {
+  const judge = await ctx.judge();
+  let pid: number;
+  try {
+    pid = unregisterPid(args, judge.backend);
+  } catch (err) {
+    // An end hook that runs after its harness is gone (reparented to init) must not fail
+    // the session: with no owner there is no record of ours to remove.
+    if (!(err instanceof NoOwnerError)) throw err;
+    if (ctx.json && !args.has("quiet")) {
+      ctx.printJson({ pid: null, outcome: "no-record", row: null });
+    }
+    if (!args.has("quiet")) ctx.err(`roster: Nothing to unregister: ${err.message}`);
+    return 0;
+  }
+  const result = await removeRecordIf(
+    ctx.home,
+    ctx.host,
+    pid,
+    judge,
+    (row) => mayUnregister(row, judge.probe(pid)),
+  );
+  if (args.has("quiet")) return 0;
+  if (ctx.json) {
+    ctx.printJson({ pid, outcome: result.outcome, row: result.row });
+  } else if (result.outcome === "removed") {
+    ctx.out(`Unregistered ${describeRow(result.row)}`);
+  } else if (result.outcome === "kept") {
+    ctx.out(
+      `Kept the record of pid ${pid}: it is not this process's ` +
+        `(${result.row.liveness}: ${result.row.reason})`,
+    );
+  } else {
+    ctx.out(`No record for pid ${pid}: nothing to unregister`);
+  }
+  return 0;
+}

@@ -1,0 +1,192 @@
+/**
+ * Careful reads: a small file read defensively (no symlinks, FIFOs or devices; ours and not
+ * writable by others; size-capped; valid UTF-8), and for files of any length, an open that
+ * refuses a FIFO or device (opening one can block for ever) and a file swapped in between
+ * the look and the open.
+ */
+import { ioError, RosterError } from "../errors.ts";
+import type { FileResult } from "./result.ts";
+
+/** The default cap of a small file: 64 KiB. */
+const MAX_SMALL_FILE = 64 * 1024;
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+const uid = Deno.build.os === "windows" ? null : Deno.uid();
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Whether anything exists at `path` (any type, even a dangling symlink): fail closed. */
+export function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    return true;
+  }
+}
+
+/** One buffer for every small read: a store of 10,000 records must not allocate 640 MB. */
+let sharedBuffer: Uint8Array | undefined;
+
+/** Reads up to `limit` bytes, stopping at EOF or once `expected` bytes (the fstat size) are in. */
+function readAtMost(file: Deno.FsFile, limit: number, expected: number): Uint8Array {
+  const buf = limit <= MAX_SMALL_FILE + 1
+    ? (sharedBuffer ??= new Uint8Array(MAX_SMALL_FILE + 1)).subarray(0, limit)
+    : new Uint8Array(limit);
+  let off = 0;
+  while (off < limit) {
+    const n = file.readSync(buf.subarray(off));
+    if (n === null || n === 0) break;
+    off += n;
+    if (off >= expected && off < limit) break;
+  }
+  return buf.subarray(0, off);
+}
+
+/**
+ * Reads a small file with care (no symlinks, FIFOs or devices; ours and not writable by
+ * others; at most `maxBytes`; valid UTF-8): its text, or what is wrong with it. Null when it
+ * does not exist (or vanished: a racing remover).
+ */
+export function readSmallFile(path: string, maxBytes = MAX_SMALL_FILE): FileResult<string> | null {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    return { ok: false, problem: `cannot stat: ${errText(err)}`, mtimeMs: null };
+  }
+  const mtimeMs = info.mtime?.getTime() ?? null;
+  const bad = (problem: string): FileResult<string> => ({ ok: false, problem, mtimeMs });
+  if (info.isSymlink) return bad("is a symbolic link");
+  if (!info.isFile) return bad("not a regular file");
+  if (info.size > maxBytes) return bad(`larger than ${maxBytes} bytes`);
+  if (uid !== null && info.uid !== uid) return bad("owned by another user");
+  if (info.mode !== null && (info.mode & 0o022) !== 0) return bad("writable by group or others");
+  let bytes: Uint8Array;
+  try {
+    using file = Deno.openSync(path, { read: true });
+    const opened = file.statSync();
+    if (!opened.isFile || opened.ino !== info.ino || opened.dev !== info.dev) {
+      return bad(CHANGED);
+    }
+    bytes = readAtMost(file, maxBytes + 1, opened.size);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    return bad(`cannot read: ${errText(err)}`);
+  }
+  if (bytes.length > maxBytes) return bad(`larger than ${maxBytes} bytes`);
+  try {
+    return { ok: true, value: decoder.decode(bytes), mtimeMs };
+  } catch {
+    return bad("not valid UTF-8");
+  }
+}
+
+/** What readSmallFile says of a file swapped while it was being opened. */
+export const CHANGED = "changed while being read";
+
+/** A small JSON file read with care: its parsed value, or what is wrong; null when missing. */
+export function readJson(path: string): FileResult<unknown> | null {
+  const file = readSmallFile(path);
+  if (file === null || !file.ok) return file;
+  try {
+    return { ok: true, value: JSON.parse(file.value), mtimeMs: file.mtimeMs };
+  } catch {
+    return { ok: false, problem: "not valid JSON", mtimeMs: file.mtimeMs };
+  }
+}
+
+/**
+ * Opens `path` only as the regular file `judged` describes (the caller's lstat, or stat for a
+ * link it follows; null: any regular file, for one just created). A file swapped in between
+ * is closed and null is returned.
+ */
+export function openJudged(
+  path: string,
+  judged: Deno.FileInfo | null,
+  options: Deno.OpenOptions,
+): Deno.FsFile | null {
+  const file = Deno.openSync(path, options);
+  try {
+    const opened = file.statSync();
+    const same = judged === null || (opened.ino === judged.ino && opened.dev === judged.dev);
+    if (opened.isFile && same) return file;
+  } catch (err) {
+    file.close();
+    throw err;
+  }
+  file.close();
+  return null;
+}
+
+/**
+ * Opens the regular file at `path`, never through a link and never a FIFO or device; errors
+ * name `what` and the path. Null when there is none and `options.create` is not set.
+ */
+export function openRegular(
+  path: string,
+  what: string,
+  options: Deno.OpenOptions,
+): Deno.FsFile | null {
+  let before: Deno.FileInfo | null = null;
+  try {
+    before = Deno.lstatSync(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw ioError(what, path, err);
+  }
+  if (before !== null && !before.isFile) {
+    throw new RosterError(`${what}: not a regular file: ${path}`);
+  }
+  if (before === null && !options.create) return null;
+  let file: Deno.FsFile | null;
+  try {
+    file = openJudged(path, before, options);
+  } catch (err) {
+    throw ioError(what, path, err);
+  }
+  if (file === null) throw new RosterError(`${what}: the file changed while being opened: ${path}`);
+  return file;
+}
+
+/**
+ * Reads until end of file or until more than `limit` bytes are in, so that a caller with a
+ * cap sees that it was exceeded without reading all of an endless stream.
+ */
+export function readUpTo(
+  read: (buf: Uint8Array) => number | null,
+  limit = Infinity,
+): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (total <= limit) {
+    const buf = new Uint8Array(Math.min(1 << 16, limit + 1 - total));
+    const n = read(buf);
+    if (n === null || n === 0) break;
+    chunks.push(buf.subarray(0, n));
+    total += n;
+  }
+  if (chunks.length === 1) return chunks[0];
+  const all = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    all.set(c, off);
+    off += c.length;
+  }
+  return all;
+}
+
+/** The names in a directory; [] when it does not exist; `what` names it in errors. */
+export function listNames(dir: string, what: string): string[] {
+  const names: string[] = [];
+  try {
+    for (const e of Deno.readDirSync(dir)) names.push(e.name);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return [];
+    throw ioError(what, dir, err);
+  }
+  return names;
+}

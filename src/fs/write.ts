@@ -1,0 +1,79 @@
+/**
+ * Careful writes: atomic replacement (a fresh temp file in the same directory, then a
+ * rename), durable unless asked otherwise, and exclusive creation that is never torn.
+ */
+import { ioError } from "../errors.ts";
+
+/**
+ * What writeTemp appends to a target's name: `.<writer pid>.<unique>.tmp`. A feature that
+ * sweeps crashed writers' temp files matches its own names followed by this.
+ */
+export const TEMP_SUFFIX = String.raw`\.[0-9]+\.[0-9a-z]+\.tmp`;
+
+/**
+ * Writes a file atomically: a fresh temp file in the same directory (0600, created
+ * exclusively), flushed to disk unless `durable` is false, then renamed over the target.
+ * On any failure the temp file is removed and the old file is untouched.
+ */
+export function writeAtomic(
+  path: string,
+  data: string,
+  durable = true,
+  beforeRename?: () => void,
+) {
+  const tmp = writeTemp(path, data, durable);
+  try {
+    beforeRename?.();
+    Deno.renameSync(tmp, path);
+  } catch (err) {
+    removeQuietly(tmp);
+    throw ioError("Could not write", path, err);
+  }
+}
+
+let tempCounter = 0;
+
+/** Writes `data` to a fresh temp file beside `path` (0600, exclusive) and returns its name. */
+function writeTemp(path: string, data: string, durable: boolean): string {
+  // Unique enough with createNew (O_EXCL) behind it; crypto would cost ~1 ms to load.
+  const tmp = `${path}.${Deno.pid}.${(++tempCounter).toString(36)}${
+    Math.floor(Math.random() * 2 ** 32).toString(36)
+  }.tmp`;
+  try {
+    using file = Deno.openSync(tmp, { write: true, createNew: true, mode: 0o600 });
+    const bytes = new TextEncoder().encode(data);
+    let off = 0;
+    while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+    if (durable) file.syncDataSync();
+  } catch (err) {
+    removeQuietly(tmp);
+    throw ioError("Could not write", path, err);
+  }
+  return tmp;
+}
+
+/** Removes a file, saying nothing when it is already gone (or cannot be removed). */
+export function removeQuietly(path: string) {
+  try {
+    Deno.removeSync(path);
+  } catch { /* already gone */ }
+}
+
+/**
+ * Creates `path` holding `data`, exclusively and never torn: a fully written, flushed temp
+ * file is hard-linked to the name, which fails when the name exists. Returns the new file's
+ * identity, or null when the name was taken.
+ */
+export function createExclusive(path: string, data: string): { ino: number; dev: number } | null {
+  const tmp = writeTemp(path, data, true);
+  try {
+    const info = Deno.lstatSync(tmp);
+    Deno.linkSync(tmp, path);
+    return { ino: info.ino ?? 0, dev: info.dev };
+  } catch (err) {
+    if (err instanceof Deno.errors.AlreadyExists) return null;
+    throw ioError("Could not create", path, err);
+  } finally {
+    removeQuietly(tmp);
+  }
+}

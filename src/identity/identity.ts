@@ -1,0 +1,53 @@
+/**
+ * What a process is: its pid and start token, and the host it ran on (name, boot, machine,
+ * pid namespace). Records, plans, lock owners and `check` rows all carry this one identity.
+ */
+import type { ProcessBackend } from "../process/types.ts";
+
+/** A process as recorded: enough to tell, later, whether the pid still holds it. */
+export interface ProcessIdentity {
+  session_pid: number;
+  /** The backend's start token, or null where it could not be read. */
+  start_token: string | null;
+  host: string;
+  /** The boot it ran in (Linux boot_id), or null. */
+  boot_id: string | null;
+  /** The machine (Linux /etc/machine-id), or null: tells apart hosts that share a name. */
+  machine_id?: string | null;
+  /** The pid namespace (Linux `pid:[N]`), or null: tells a container from its host. */
+  pid_ns?: string | null;
+}
+
+/** What this host is, now: compared with a recorded identity's host fields. */
+export interface HostIdentity {
+  host: string;
+  bootId: string | null;
+  machineId?: string | null;
+  pidNs?: string | null;
+}
+
+/** This host's identity as `backend` reads it (each value read once). */
+export function hostIdentity(backend: ProcessBackend, host: string): HostIdentity {
+  return {
+    host,
+    bootId: backend.bootId(),
+    machineId: backend.machineId?.() ?? null,
+    pidNs: backend.pidNamespace?.() ?? null,
+  };
+}
+
+/** Pure: the identity of a process of this host, from its pid and its start token. */
+export function identityOf(
+  pid: number,
+  startToken: string | null,
+  here: HostIdentity,
+): Required<ProcessIdentity> {
+  return {
+    session_pid: pid,
+    start_token: startToken,
+    host: here.host,
+    boot_id: here.bootId,
+    machine_id: here.machineId ?? null,
+    pid_ns: here.pidNs ?? null,
+  };
+}

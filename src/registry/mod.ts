@@ -1,0 +1,8 @@
+/**
+ * The registry as another feature sees it: reading rows, and nothing else. The continuation
+ * ledger plans from a session's row, and metrics counts rows, through this one entry point
+ * (scripts/layers.ts allows no other import of the registry from outside it, below cli).
+ */
+export { hostDirName } from "./layout.ts";
+export type { Row } from "./row.ts";
+export { forEachRow, readRows } from "./store.ts";

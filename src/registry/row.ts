@@ -1,0 +1,151 @@
+/**
+ * Rows, what `list`, `check` and the other readers print: every kind of row is built here,
+ * from a valid record, a malformed file, a harness's own session file, or a bare pid.
+ */
+import type { Verdict } from "../identity/liveness.ts";
+import type { Liveness, Reason } from "../identity/liveness.ts";
+import type { Probe } from "../process/types.ts";
+import { isoOrNull, parseTime } from "../time.ts";
+import type { SessionRecord } from "./record.ts";
+
+/** A record as listed: nullable where a malformed file could not supply a value. */
+export type Row =
+  & { [K in keyof SessionRecord]: SessionRecord[K] | null }
+  & {
+    liveness: Liveness;
+    reason: Reason;
+    path: string;
+    malformed: boolean;
+    /** For malformed rows, what is wrong with the file; null otherwise. */
+    detail: string | null;
+  };
+
+/** Every record field null: the base of rows that no valid record stands behind. */
+const NULL_RECORD: Readonly<{ [K in keyof SessionRecord]: null }> = {
+  schema: null,
+  session_pid: null,
+  pid_source: null,
+  pid_verified: null,
+  start_token: null,
+  process_started_at: null,
+  boot_id: null,
+  machine_id: null,
+  pid_ns: null,
+  host: null,
+  agent: null,
+  runtime: null,
+  session_id: null,
+  cwd: null,
+  tmux_pane: null,
+  registered_at: null,
+  registrar: null,
+};
+
+/** The row of a valid record at `path`, as judged now. */
+export function recordRow(record: SessionRecord, verdict: Verdict, path: string): Row {
+  return { ...record, ...verdict, path, malformed: false, detail: null };
+}
+
+/** The row for a file that is not a valid record: every field it could not vouch for is null. */
+export function malformedRow(
+  path: string,
+  filePid: number | null,
+  dirName: string,
+  mtimeMs: number | null,
+  detail: string,
+): Row {
+  return {
+    ...NULL_RECORD,
+    session_pid: filePid,
+    host: dirName,
+    registered_at: isoOrNull(mtimeMs),
+    liveness: "unknown",
+    reason: "malformed",
+    path,
+    malformed: true,
+    detail,
+  };
+}
+
+/** A checked pid: its record's row, or for a pid without one, a row of what the pid holds. */
+export type CheckRow =
+  & Omit<Row, "path">
+  & { path: string | null; registered: boolean };
+
+/** The row of a pid that has no record: what holds it now, judged by the probe alone. */
+export function bareRow(
+  pid: number,
+  host: string,
+  probe: Probe,
+  bootId: string | null,
+  verdict: Verdict,
+): CheckRow {
+  const info = probe.kind === "exists" ? probe.info : null;
+  return {
+    ...NULL_RECORD,
+    session_pid: pid,
+    start_token: info?.startToken ?? null,
+    process_started_at: isoOrNull(info?.startedAtMs ?? null),
+    boot_id: info ? bootId : null,
+    host,
+    ...verdict,
+    path: null,
+    malformed: false,
+    detail: null,
+    registered: false,
+  };
+}
+
+/** Where a row came from: roster's own store, or a harness's session file. */
+type Source = "roster" | "claude";
+export type SourcedRow = Row & { source: Source };
+
+/** A session as Claude Code records it (discover.ts reads these files). */
+export interface ClaudeSession {
+  pid: number;
+  sessionId: string | null;
+  cwd: string | null;
+  startedAtMs: number;
+}
+
+/** Pure: the row for one session file, shaped like a record's row with `source: "claude"`. */
+export function claudeRow(
+  session: ClaudeSession,
+  path: string,
+  probe: Probe,
+  verdict: Verdict,
+  here: { host: string; bootId: string | null },
+): SourcedRow {
+  const info = probe.kind === "exists" ? probe.info : null;
+  const running = verdict.reason === "running";
+  return {
+    ...NULL_RECORD,
+    session_pid: session.pid,
+    // The current token only where the process is judged the session's: a caller may keep
+    // it and check it later with `roster token --verify`.
+    start_token: running ? info?.startToken ?? null : null,
+    process_started_at: isoOrNull(info?.startedAtMs ?? null),
+    boot_id: running ? here.bootId : null,
+    host: here.host,
+    agent: "claude",
+    session_id: session.sessionId,
+    cwd: session.cwd,
+    registered_at: isoOrNull(session.startedAtMs),
+    ...verdict,
+    path,
+    malformed: false,
+    detail: null,
+    source: "claude",
+  };
+}
+
+/** Newest first by registered_at compared as times; ties by path, so output is stable. */
+export function sortRows<R extends Row>(rows: R[]): R[] {
+  const key = new Map<Row, number>();
+  for (const r of rows) {
+    key.set(r, (r.registered_at === null ? null : parseTime(r.registered_at)) ?? -Infinity);
+  }
+  return rows.sort((a, b) =>
+    key.get(b)! - key.get(a)! || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+  );
+}
