@@ -4,7 +4,9 @@
  * as one markdown table. Figures are medians of interleaved runs, so a noisy machine moves
  * the floor and roster together; compare ratios, not absolute times.
  *
- * Flags: --runs N (default 15), --sizes 10,100,1000,10000, --quick (runs 5, sizes up to 1000).
+ * Flags: --runs N (default 15), --sizes 10,100,1000,10000, --quick (runs 5, sizes up to 1000),
+ * --startup (the start-up rows only, under deno run), --baseline DIR (also time DIR/main.ts,
+ * another checkout, interleaved with this one in the same run: a before/after comparison).
  */
 import { linuxBackend, parseStat } from "../src/process/linux.ts";
 import { hostDirName } from "../src/registry/layout.ts";
@@ -16,14 +18,23 @@ const MAIN = new URL("../main.ts", import.meta.url).pathname;
 interface Options {
   runs: number;
   sizes: number[];
+  startup: boolean;
+  baseline: string | null;
 }
 
 function options(argv: string[]): Options {
-  const opts: Options = { runs: 15, sizes: [10, 100, 1_000, 10_000] };
+  const opts: Options = {
+    runs: 15,
+    sizes: [10, 100, 1_000, 10_000],
+    startup: false,
+    baseline: null,
+  };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--runs") opts.runs = Math.max(3, Number(argv[++i]));
     else if (argv[i] === "--sizes") opts.sizes = argv[++i].split(",").map(Number);
     else if (argv[i] === "--quick") Object.assign(opts, { runs: 5, sizes: [10, 100, 1_000] });
+    else if (argv[i] === "--startup") opts.startup = true;
+    else if (argv[i] === "--baseline") opts.baseline = argv[++i];
     else throw new Error(`Unknown flag: ${argv[i]}`);
   }
   return opts;
@@ -243,11 +254,13 @@ async function main() {
         roster: [deno, "run", "-A", ...V8_FLAGS, MAIN],
       },
     ];
-    const compiled = await compileBinaries(work, hello);
+    const compiled = opts.startup ? null : await compileBinaries(work, hello);
     if (compiled) flavours.push({ label: "compiled", floor: compiled, roster: [`${work}/roster`] });
-    else {notes.push(
+    else if (!opts.startup) {
+      notes.push(
         "compiled: skipped, no `deno compile` base here (set DENORT_BIN where one exists)",
-      );}
+      );
+    }
 
     const maxSize = Math.max(...opts.sizes, 1_000);
     const needAlive = Math.max(maxSize / 2, 500) + 50;
@@ -273,19 +286,30 @@ async function main() {
       const storeAlive = aliveAll.slice(0, 500);
       const storeDead = deadAll.slice(0, 500);
       const restore = () => writeStore(big, storeAlive, storeDead);
-      const start = await interleaved([
-        { name: "floor", cmd: f.floor },
-        { name: "version", cmd: [...f.roster, "--version"] },
-        { name: "list", cmd: [...f.roster, "list", "--json", "--home", empty] },
+      const startCases = (prefix: string, roster: Cmd, home: string) => [
+        { name: `${prefix}version`, cmd: [...roster, "--version"] },
+        { name: `${prefix}list`, cmd: [...roster, "list", "--json", "--home", empty] },
         {
-          name: "register",
-          cmd: [...f.roster, "register", "--pid", owner, "--home", reg, "--quiet"],
+          name: `${prefix}register`,
+          cmd: [...roster, "register", "--pid", owner, "--home", home, "--quiet"],
         },
         {
-          name: "register1k",
-          cmd: [...f.roster, "register", "--pid", owner, "--home", big, "--quiet"],
+          name: `${prefix}register1k`,
+          cmd: [...roster, "register", "--pid", owner, "--home", big, "--quiet"],
           before: restore,
         },
+      ];
+      const baseline = opts.baseline !== null && f.label === "deno run"
+        ? startCases(
+          "baseline ",
+          [deno, "run", "-A", ...V8_FLAGS, `${opts.baseline}/main.ts`],
+          `${reg}-baseline`,
+        )
+        : [];
+      const start = await interleaved([
+        { name: "floor", cmd: f.floor },
+        ...startCases("", f.roster, reg),
+        ...baseline,
       ], opts.runs);
       const floor = start.get("floor")!;
       const ok = (s: Stats, limit: number) => (s.median / floor.median <= limit ? "yes" : "no");
@@ -297,7 +321,11 @@ async function main() {
       ];
       for (const [name, label] of startUp) {
         line(label, f.label, start.get(name)!, floor, "<= 1.3x", ok(start.get(name)!, 1.3));
+        const before = start.get(`baseline ${name}`);
+        if (before) line(`${label}, baseline`, f.label, before, floor);
       }
+      const before1k = start.get("baseline register1k");
+      if (before1k) line("`roster register` (1,000 records), baseline", f.label, before1k, floor);
       const r1k = start.get("register1k")!;
       const rRatio = r1k.median / start.get("register")!.median;
       line(
@@ -309,6 +337,7 @@ async function main() {
         `${rRatio <= 1.5 ? "yes" : "no"} (${rRatio.toFixed(2)}x)`,
       );
 
+      if (opts.startup) continue;
       const listEmpty = start.get("list")!;
       for (const n of opts.sizes) {
         const home = `${work}/list-${n}-${f.label.replace(" ", "-")}`;
