@@ -21,7 +21,7 @@ export const EVERYWHERE: readonly string[] = [
   "tests/process/types_test.ts",
   "tests/process/windows_test.ts",
   "tests/registry/home_test.ts",
-  "tests/registry/liveness_test.ts",
+  "tests/identity/liveness_test.ts",
   "tests/registry/owner_test.ts",
   "tests/registry/record_test.ts",
   "tests/layouts/layouts_test.ts",
@@ -37,6 +37,7 @@ export const WINDOWS_ONLY: readonly string[] = [
 
 /** Files that run on Linux only, each with the reason. */
 export const LINUX_ONLY: Readonly<Record<string, string>> = {
+  "tests/scripts/layers_test.ts": "copies the tree and runs the layer check by Unix paths",
   "tests/cli/args_test.ts": "help snapshots compare LF text and Unix paths",
   "tests/cli/completions_test.ts": "drives bash, zsh and fish",
   "tests/cli/e2e_test.ts": "spawns sleep and sh, reads /proc, checks POSIX modes",
