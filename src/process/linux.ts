@@ -80,6 +80,25 @@ export function parseStatus(text: string): { tgid: number | null; threads: numbe
   return { tgid: tgid ? Number(tgid[1]) : null, threads: threads ? Number(threads[1]) : null };
 }
 
+/**
+ * The reader's boottime offset in clock ticks, from /proc/self/timens_offsets (`boottime <s>
+ * <ns>`): 0 outside a time namespace, or when the file is missing (kernels before 5.6).
+ */
+export function parseBoottimeOffset(text: string): bigint {
+  const m = /^boottime\s+(-?\d+)\s+(\d+)\s*$/m.exec(text);
+  if (!m) return 0n;
+  return BigInt(m[1]) * BigInt(CLK_TCK) + BigInt(m[2]) * BigInt(CLK_TCK) / 1_000_000_000n;
+}
+
+/**
+ * A start token comparable across time namespaces: the kernel shows starttime shifted by the
+ * READER's boottime offset, so the offset comes off again (the same process, the same token,
+ * whichever namespace reads it).
+ */
+export function normaliseStartTime(starttime: string, offsetTicks: bigint): string {
+  return offsetTicks === 0n ? starttime : String(BigInt(starttime) - offsetTicks);
+}
+
 /** Zombie (Z) or dead (X, and x on 2.6.33 to 3.13). */
 export function isDeadState(state: string): boolean {
   return state === "Z" || state === "X" || state === "x";
@@ -101,6 +120,19 @@ export function linuxBackend(procRoot = "/proc") {
   }
 
   let hiddenCache: boolean | undefined;
+  let offsetCache: bigint | undefined;
+
+  /** This reader's boottime offset (a time namespace), read once per call. */
+  function boottimeOffset(): bigint {
+    if (offsetCache === undefined) {
+      try {
+        offsetCache = parseBoottimeOffset(Deno.readTextFileSync(`${procRoot}/self/timens_offsets`));
+      } catch {
+        offsetCache = 0n;
+      }
+    }
+    return offsetCache;
+  }
 
   /** Whether this /proc may hide processes (read once per call; unknown counts as yes). */
   function mayHide(): boolean {
@@ -143,7 +175,7 @@ export function linuxBackend(procRoot = "/proc") {
       info: {
         pid,
         ppid: stat.ppid,
-        startToken: stat.starttime,
+        startToken: normaliseStartTime(stat.starttime, boottimeOffset()),
         // Lazy: only register shows a start time, so list never reads /proc/stat.
         get startedAtMs() {
           const boot = btime();

@@ -2,6 +2,8 @@ import { assert, assertEquals } from "../assert.ts";
 import {
   isDeadState,
   linuxBackend,
+  normaliseStartTime,
+  parseBoottimeOffset,
   parseBtime,
   parseCmdline,
   parseStat,
@@ -211,4 +213,14 @@ int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); pthread_exit(0); }
     },
   });
   if (cc === undefined) console.log("skipped: no C compiler to build a thread-leader test");
+});
+
+Deno.test("time namespaces: the reader's boottime offset comes off the start token", () => {
+  const offsets = "monotonic         500         0\nboottime         1000         0\n";
+  assertEquals(parseBoottimeOffset(offsets), 100_000n);
+  assertEquals(parseBoottimeOffset("boottime -2 500000000\n"), -150n);
+  assertEquals(parseBoottimeOffset("monotonic 0 0\nboottime 0 0\n"), 0n);
+  assertEquals(parseBoottimeOffset(""), 0n);
+  assertEquals(normaliseStartTime("491425", 100_000n), "391425");
+  assertEquals(normaliseStartTime("391425", 0n), "391425");
 });

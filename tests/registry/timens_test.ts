@@ -1,0 +1,86 @@
+/**
+ * Time namespaces (`unshare --time`, LXC time offsets, CRIU restores): the kernel shows
+ * /proc/<pid>/stat starttime shifted by the READER's boottime offset. The same process must
+ * have the same start token read from any time namespace.
+ */
+import { assertEquals } from "../assert.ts";
+import { cleanEnv, cliArgs, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+import type { Row } from "../../src/registry/row.ts";
+
+function canUnshareTime(): boolean {
+  if (Deno.build.os !== "linux") {
+    console.log("skipped: time namespaces are Linux-only");
+    return false;
+  }
+  try {
+    const ok = new Deno.Command("unshare", {
+      args: ["--time", "--boottime", "1000", "true"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).outputSync().success;
+    if (!ok) console.log("skipped: unshare --time failed (needs root and a 5.6+ kernel)");
+    return ok;
+  } catch {
+    console.log("skipped: unshare is not installed");
+    return false;
+  }
+}
+
+/** roster run from inside a new time namespace whose boottime is `offset` seconds ahead. */
+async function inTimeNs(offset: number, args: string[]) {
+  const out = await new Deno.Command("unshare", {
+    args: ["--time", "--boottime", String(offset), Deno.execPath(), ...cliArgs(args)],
+    env: { ...cleanEnv(), NO_COLOR: "1" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+Deno.test({
+  name: "a start token is the same from another time namespace",
+  ignore: !canUnshareTime(),
+  async fn(t) {
+    await using sleeper = spawnSleeper();
+    await using home = await tempDir();
+    const outside = await rosterJson<{ token: string; start_token: string }>(home.path, [
+      "token",
+      String(sleeper.pid),
+    ]);
+    await t.step("roster token agrees inside and outside", async () => {
+      const r = await inTimeNs(1000, ["token", String(sleeper.pid), "--json"]);
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals(JSON.parse(r.stdout).start_token, outside.start_token);
+    });
+    await t.step("token --verify from inside: the same process (exit 0)", async () => {
+      const r = await inTimeNs(1000, ["token", "--verify", String(sleeper.pid), outside.token]);
+      assertEquals(r.code, 0, r.stderr);
+    });
+    await t.step("a record registered outside is alive judged from inside", async () => {
+      await rosterJson<Row>(home.path, ["register", "--pid", String(sleeper.pid)]);
+      const r = await inTimeNs(3600, ["list", "--all", "--json", "--home", home.path]);
+      assertEquals(r.code, 0, r.stderr);
+      const row = (JSON.parse(r.stdout) as Row[]).find((x) => x.session_pid === sleeper.pid);
+      assertEquals([row?.liveness, row?.reason], ["alive", "running"]);
+    });
+    await t.step("and the other way round", async () => {
+      await using other = spawnSleeper();
+      const reg = await inTimeNs(500, [
+        "register",
+        "--pid",
+        String(other.pid),
+        "--json",
+        "--home",
+        home.path,
+      ]);
+      assertEquals(reg.code, 0, reg.stderr);
+      const row = (await rosterJson<Row[]>(home.path, ["list", "--all"]))
+        .find((x) => x.session_pid === other.pid);
+      assertEquals([row?.liveness, row?.reason], ["alive", "running"]);
+    });
+  },
+});
