@@ -64,7 +64,7 @@ export function permissionsFor(target: Target): string[] {
   if (target.includes("linux")) return ["--allow-all", "--no-prompt"];
   const common = ["--allow-read", "--allow-write", "--allow-env", "--allow-ffi"];
   if (target.includes("windows")) {
-    // No Deno.uid() and no ps fallback on Windows (src/registry/store.ts, src/process/mod.ts).
+    // No Deno.uid() and no ps fallback on Windows (src/fs, src/process/mod.ts).
     return [...common, "--allow-sys=hostname,osUptime", "--no-prompt"];
   }
   return [...common, "--allow-sys=hostname,osUptime,uid", "--allow-run=ps", "--no-prompt"];

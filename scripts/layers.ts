@@ -35,7 +35,7 @@ function unitOf(path: string): { unit: string; rank: number } | null {
 }
 
 /** Every relative module specifier in `source`: static, re-exported and dynamic imports. */
-export function importsOf(source: string): string[] {
+function importsOf(source: string): string[] {
   const found: string[] = [];
   const patterns = [
     /\b(?:import|export)\s[^'"`;]*?\sfrom\s*["']([^"']+)["']/g,
@@ -59,7 +59,7 @@ function resolve(from: string, spec: string): string {
 }
 
 /** Pure: what is wrong with one import, or null when the rule allows it. */
-export function violation(from: string, to: string): string | null {
+function violation(from: string, to: string): string | null {
   const a = unitOf(from);
   if (a === null) return `${from}: not in any layer (move it into one of src/<layer>/)`;
   if (!to.endsWith(".ts")) return null; // data (deno.json): not a module of any layer
@@ -80,7 +80,7 @@ function* modules(root: string, dir: string): Generator<string> {
   }
 }
 
-export function check(root: string): { files: number; imports: number; problems: string[] } {
+function checkTree(root: string): { files: number; imports: number; problems: string[] } {
   const files = ["main.ts", ...modules(root, "src")];
   const problems: string[] = [];
   let imports = 0;
@@ -97,7 +97,7 @@ export function check(root: string): { files: number; imports: number; problems:
 if (import.meta.main) {
   const i = Deno.args.indexOf("--root");
   const root = i === -1 ? new URL("..", import.meta.url).pathname : Deno.args[i + 1];
-  const { files, imports, problems } = check(root.replace(/\/$/, ""));
+  const { files, imports, problems } = checkTree(root.replace(/\/$/, ""));
   for (const p of problems) console.error(`layers: ${p}`);
   if (problems.length > 0) {
     console.error(

@@ -1,9 +1,9 @@
 /**
  * The continuation ledger: one directory (`<home>/continuations/`, 0700) holding, per key K,
  * `K.plan.json`, `K.claim`, `K.skip` and `K.outcome`, and globally `dispatch.lock` (lock.ts),
- * `.last-dispatch`, `config.json`, `hold` and `audit.ndjson` (audit.ts). Reads go through the
- * careful reader of fs/read.ts (no symlinks, FIFOs or devices; size-capped; ours only), and what they
- * read is validated by schema.ts. Plans, outcomes and `.last-dispatch` are replaced
+ * `.last-dispatch`, `config.json`, `hold` and `audit.ndjson` (audit.ts). Reads go through
+ * fs/read.ts (no symlinks, FIFOs or devices; size-capped; ours only), and what they read is
+ * validated by schema.ts. Plans, outcomes and `.last-dispatch` are replaced
  * atomically; claims and skips are created exclusively from fully written temp files, so no
  * reader ever sees a torn one.
  */
