@@ -113,6 +113,12 @@ export interface Owner {
   source: PidSource;
   verified: boolean;
   harness: HarnessMatch | null;
+  /**
+   * A pid named by an inherited variable ($ROSTER_SESSION_PID, $CLAUDE_PID) was passed over
+   * because a harness sits nearer the caller: the caller's session is an inner one, and the
+   * other inherited variables ($ROSTER_SESSION_ID, $CLAUDE_CODE_SESSION_ID) are the outer's.
+   */
+  inner: boolean;
 }
 
 interface OwnerInput {
@@ -174,8 +180,44 @@ export function namedPid(input: Pick<OwnerInput, "flagPid" | "env">): {
   return null;
 }
 
+/**
+ * The nearest harness among the caller's ancestors, walking up no further than `stopAt` (a
+ * pid an inherited variable names): null when the walk reaches `stopAt` or the top first.
+ */
+function nearestHarness(
+  backend: ProcessBackend,
+  selfPpid: number,
+  stopAt: number | null,
+): { info: ProcessInfo; harness: HarnessMatch } | null {
+  for (const info of ancestors(backend, selfPpid)) {
+    if (info.pid === stopAt) return null;
+    const harness = matchHarness(info.name, backend.command(info.pid));
+    if (harness) return { info, harness };
+  }
+  return null;
+}
+
+/**
+ * Who owns a registration. `--pid` wins outright. A pid named by an inherited variable
+ * ($ROSTER_SESSION_PID, then $CLAUDE_PID) wins only when no known harness sits between the
+ * caller and it: an outer session's variables reach everything started inside it (Claude Code
+ * exports CLAUDE_PID to every Bash-tool command), so a Codex or Gemini CLI started there is
+ * its own session, not Claude's. With no variable, the nearest harness ancestor.
+ */
 export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner {
   const named = namedPid(input);
+  if (named !== null && named.source !== "flag" && named.pid !== input.selfPid) {
+    const near = nearestHarness(backend, input.selfPpid, named.pid);
+    if (near) {
+      return {
+        pid: near.info.pid,
+        source: "ancestor",
+        verified: true,
+        harness: near.harness,
+        inner: true,
+      };
+    }
+  }
   if (named !== null) {
     const { pid, source, what } = named;
     const p = asProcess(backend.probe(pid));
@@ -186,11 +228,96 @@ export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner 
     const verified = pid === input.selfPid ||
       isAncestor(backend, input.selfPpid, pid, info?.startedAtMs ?? null);
     const name = info?.name ?? null;
-    return { pid, source, verified, harness: matchHarness(name, backend.command(pid)) };
+    return {
+      pid,
+      source,
+      verified,
+      harness: matchHarness(name, backend.command(pid)),
+      inner: false,
+    };
   }
-  for (const info of ancestors(backend, input.selfPpid)) {
-    const harness = matchHarness(info.name, backend.command(info.pid));
-    if (harness) return { pid: info.pid, source: "ancestor", verified: true, harness };
+  const near = nearestHarness(backend, input.selfPpid, null);
+  if (near) {
+    return {
+      pid: near.info.pid,
+      source: "ancestor",
+      verified: true,
+      harness: near.harness,
+      inner: false,
+    };
   }
   throw new NoOwnerError();
+}
+
+/**
+ * The pid a session-end hook's record belongs to, resolved as register resolves it, except
+ * that a named pid whose process has gone is taken as it is (the record of a pid no process
+ * holds is nobody's). `inherited`: the pid came from a variable, with no harness between the
+ * caller and it. Throws NoOwnerError when nothing names a session.
+ */
+export function endHookPid(
+  input: OwnerInput,
+  backend: ProcessBackend,
+): { pid: number; inherited: boolean } {
+  const named = namedPid(input);
+  if (named?.source === "flag") return { pid: named.pid, inherited: false };
+  const near = nearestHarness(backend, input.selfPpid, named?.pid ?? null);
+  if (near) return { pid: near.info.pid, inherited: false };
+  if (named) return { pid: named.pid, inherited: true };
+  throw new NoOwnerError();
+}
+
+/**
+ * Whether a record an end hook reached only through an inherited variable may be its own: not
+ * when the caller declares a session of another harness (Gemini CLI's last SessionEnd runs
+ * after its process is gone, with Claude's CLAUDE_PID still in its environment).
+ */
+export function declaredElsewhere(
+  sessionId: string | null,
+  env: (name: string) => string | undefined,
+): boolean {
+  const own = [...SESSION_ID_VARS.codex, ...SESSION_ID_VARS.gemini]
+    .map((n) => env(n))
+    .filter((v): v is string => !!v);
+  return own.length > 0 && (sessionId === null || !own.includes(sessionId));
+}
+
+/**
+ * Session ids a harness declares to its hooks and tools, by agent: only the owner's own count
+ * (Gemini CLI keeps an inherited CLAUDE_CODE_SESSION_ID, Codex's tools inherit Claude's).
+ */
+export const SESSION_ID_VARS: Readonly<Record<string, readonly string[]>> = {
+  claude: ["CLAUDE_CODE_SESSION_ID"],
+  codex: ["CODEX_THREAD_ID", "CODEX_SESSION_ID"],
+  gemini: ["GEMINI_SESSION_ID"],
+};
+
+/**
+ * The session id register records: `--session-id`; `$ROSTER_SESSION_ID` unless the owner is
+ * an inner session (the variable is then an outer one's); the owner harness's own variable
+ * (for Claude Code only while $CLAUDE_PID, if set, is the owner: else it was inherited).
+ */
+export function sessionIdOf(
+  owner: Pick<Owner, "pid" | "harness" | "inner" | "source">,
+  flag: string | undefined,
+  env: (name: string) => string | undefined,
+): string | null {
+  if (flag) return flag;
+  if (!owner.inner) {
+    const roster = env("ROSTER_SESSION_ID");
+    if (roster) return roster;
+  }
+  const agent = owner.harness?.agent ?? (owner.source === "CLAUDE_PID" ? "claude" : null);
+  if (agent === "claude") {
+    const claudePid = env("CLAUDE_PID");
+    if (claudePid !== undefined && claudePid !== String(owner.pid)) return null;
+  }
+  for (const name of SESSION_ID_VARS[agent ?? ""] ?? []) {
+    const v = env(name);
+    if (v) return v;
+  }
+  // A session named by pid alone (--pid, $ROSTER_SESSION_PID) keeps the one variable roster
+  // always read, as before, unless it belongs to an outer session.
+  if (agent === null && !owner.inner) return env("CLAUDE_CODE_SESSION_ID") ?? null;
+  return null;
 }

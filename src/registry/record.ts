@@ -8,7 +8,7 @@ import { identityOf } from "../identity/identity.ts";
 import { isValidPid } from "../identity/pid.ts";
 import type { ProcessInfo } from "../process/types.ts";
 import { isoOrNull, parseTime } from "../time.ts";
-import type { Owner } from "./owner.ts";
+import { type Owner, sessionIdOf } from "./owner.ts";
 
 const SCHEMA = 1;
 
@@ -111,7 +111,7 @@ export function validateRecord(
 
 /** What register knows when it builds a record; env values are set and non-empty. */
 export interface RecordInput {
-  owner: Pick<Owner, "pid" | "source" | "verified" | "harness">;
+  owner: Pick<Owner, "pid" | "source" | "verified" | "harness" | "inner">;
   /** What the owner's pid holds now (null where the backend cannot say). */
   process: ProcessInfo | null;
   here: HostIdentity;
@@ -144,8 +144,7 @@ export function buildRecord(input: RecordInput): SessionRecord {
     host: id.host,
     agent: flags.agent ?? env("ROSTER_AGENT") ?? owner.harness?.agent ?? "",
     runtime: flags.runtime ?? env("ROSTER_RUNTIME") ?? owner.harness?.runtime ?? null,
-    session_id: flags.sessionId || env("ROSTER_SESSION_ID") || env("CLAUDE_CODE_SESSION_ID") ||
-      null,
+    session_id: sessionIdOf(owner, flags.sessionId, env),
     cwd: input.cwd,
     tmux_pane: env("TMUX_PANE") ?? null,
     registered_at: new Date(input.now).toISOString(),

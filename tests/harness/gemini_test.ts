@@ -9,8 +9,7 @@ Deno.test({
   ...opts,
   async fn(t) {
     await using rig = await Rig.create();
-    // Gemini CLI hands its hooks $GEMINI_SESSION_ID, which roster does not read yet.
-    await lifecycle(t, GEMINI, rig, { checkSessionId: false });
+    await lifecycle(t, GEMINI, rig);
     reportCosts(GEMINI, rig);
   },
 });

@@ -1,5 +1,11 @@
 import { assertEquals, assertThrows } from "../assert.ts";
-import { isAncestor, matchHarness, resolveOwner } from "../../src/registry/owner.ts";
+import {
+  declaredElsewhere,
+  endHookPid,
+  isAncestor,
+  matchHarness,
+  resolveOwner,
+} from "../../src/registry/owner.ts";
 import { parsePid } from "../../src/identity/pid.ts";
 import { UsageError } from "../../src/errors.ts";
 import type { ProcessBackend } from "../../src/process/types.ts";
@@ -116,18 +122,73 @@ Deno.test("resolveOwner precedence", async (t) => {
     const o2 = resolveOwner({ ...base, flagPid: "20", env: env({}) }, b);
     assertEquals([o2.pid, o2.verified], [20, true]);
   });
-  await t.step("then ROSTER_SESSION_PID, then CLAUDE_PID", () => {
+  await t.step("then ROSTER_SESSION_PID, then CLAUDE_PID, when no harness is nearer", () => {
     const o = resolveOwner(
       { ...base, env: env({ ROSTER_SESSION_PID: "20", CLAUDE_PID: "99" }) },
       b,
     );
-    assertEquals([o.pid, o.source], [20, "ROSTER_SESSION_PID"]);
-    const o2 = resolveOwner({ ...base, env: env({ CLAUDE_PID: "99" }) }, b);
-    assertEquals([o2.pid, o2.source], [99, "CLAUDE_PID"]);
+    assertEquals([o.pid, o.source, o.inner], [20, "ROSTER_SESSION_PID", false]);
+    const o2 = resolveOwner({ ...base, env: env({ CLAUDE_PID: "10" }) }, b);
+    assertEquals([o2.pid, o2.source, o2.verified], [10, "CLAUDE_PID", true]);
+    const o3 = resolveOwner({ selfPid: 98, selfPpid: 1, env: env({ CLAUDE_PID: "99" }) }, b);
+    assertEquals([o3.pid, o3.source, o3.verified], [99, "CLAUDE_PID", false]);
   });
-  await t.step("a set but dead pid is an error, not a fall-through", () => {
+  await t.step("a harness between the caller and an inherited pid wins (nested sessions)", () => {
+    // claude(10) -> bash(20) -> codex(25) -> sh(30) -> roster(40), CLAUDE_PID=10 inherited.
+    const nested = treeBackend({
+      ...tree,
+      25: { ppid: 20, name: "codex" },
+      30: { ppid: 25, name: "sh" },
+    });
+    const o = resolveOwner({ ...base, env: env({ CLAUDE_PID: "10" }) }, nested);
+    assertEquals([o.pid, o.source, o.inner, o.harness?.agent], [25, "ancestor", true, "codex"]);
+    // Also when the inherited pid is not an ancestor at all, or is gone.
+    const o2 = resolveOwner({ ...base, env: env({ CLAUDE_PID: "99" }) }, b);
+    assertEquals([o2.pid, o2.inner], [10, true]);
+    const o3 = resolveOwner({ ...base, env: env({ ROSTER_SESSION_PID: "555" }) }, b);
+    assertEquals([o3.pid, o3.inner], [10, true]);
+    // --pid still wins outright.
+    const o4 = resolveOwner({ ...base, flagPid: "10", env: env({ CLAUDE_PID: "10" }) }, nested);
+    assertEquals([o4.pid, o4.source], [10, "flag"]);
+  });
+  await t.step("endHookPid: the same rule; a named pid is taken even when gone", () => {
+    const nested = treeBackend({
+      ...tree,
+      25: { ppid: 20, name: "gemini" },
+      30: { ppid: 25, name: "sh" },
+    });
+    assertEquals(endHookPid({ ...base, env: env({ CLAUDE_PID: "10" }) }, nested), {
+      pid: 25,
+      inherited: false,
+    });
+    const orphan = treeBackend({ 1: { ppid: 0, name: "init" }, 30: { ppid: 1, name: "sh" } });
+    assertEquals(endHookPid({ ...base, env: env({ CLAUDE_PID: "10" }) }, orphan), {
+      pid: 10,
+      inherited: true,
+    });
+    assertEquals(endHookPid({ ...base, flagPid: "555", env: env({}) }, orphan), {
+      pid: 555,
+      inherited: false,
+    });
+  });
+  await t.step(
+    "declaredElsewhere: another harness's own session id guards an inherited pid",
+    () => {
+      assertEquals(declaredElsewhere("claude-sid", env({ GEMINI_SESSION_ID: "g" })), true);
+      assertEquals(declaredElsewhere("g", env({ GEMINI_SESSION_ID: "g" })), false);
+      assertEquals(
+        declaredElsewhere("claude-sid", env({ CLAUDE_CODE_SESSION_ID: "claude-sid" })),
+        false,
+      );
+    },
+  );
+  await t.step("a set but dead pid is an error when no harness is nearer", () => {
     const err = assertThrows(
-      () => resolveOwner({ ...base, env: env({ ROSTER_SESSION_PID: "555", CLAUDE_PID: "99" }) }, b),
+      () =>
+        resolveOwner(
+          { selfPid: 98, selfPpid: 1, env: env({ ROSTER_SESSION_PID: "555", CLAUDE_PID: "99" }) },
+          b,
+        ),
       UsageError,
     );
     assertEquals(err.message, "Invalid ROSTER_SESSION_PID: no running process has pid 555");

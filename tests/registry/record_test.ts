@@ -89,6 +89,7 @@ Deno.test("buildRecord: what register writes", async (t) => {
       source: "ancestor",
       verified: true,
       harness: { agent: "codex", runtime: "node" },
+      inner: false,
     },
     process: {
       pid: 42,
@@ -148,11 +149,36 @@ Deno.test("buildRecord: what register writes", async (t) => {
       flags: { agent: "a", runtime: "r", sessionId: "s" },
     });
     assertEquals([fromFlags.agent, fromFlags.runtime, fromFlags.session_id], ["a", "r", "s"]);
-    const claude = buildRecord({
+  });
+  await t.step("a harness's own session id variable counts only for that harness", () => {
+    const vars: Record<string, string> = {
+      CLAUDE_CODE_SESSION_ID: "claude-sid",
+      CLAUDE_PID: "10",
+      CODEX_THREAD_ID: "codex-sid",
+      GEMINI_SESSION_ID: "gemini-sid",
+    };
+    const env = (n: string) => vars[n];
+    const as = (agent: string, pid = 42) =>
+      buildRecord({
+        ...base,
+        env,
+        owner: { ...base.owner, pid, harness: { agent, runtime: null } },
+      })
+        .session_id;
+    // Codex and Gemini CLI started inside a Claude session inherit its variables.
+    assertEquals(as("codex"), "codex-sid");
+    assertEquals(as("gemini"), "gemini-sid");
+    assertEquals(as("claude", 10), "claude-sid");
+    // An inner Claude whose CLAUDE_PID is not the owner: the variable is the outer's.
+    assertEquals(as("claude", 42), null);
+    assertEquals(as("pi"), null);
+    const inner = buildRecord({
       ...base,
-      env: (n) => n === "CLAUDE_CODE_SESSION_ID" ? "c" : undefined,
+      env: (n) =>
+        ({ ROSTER_SESSION_ID: "outer", GEMINI_SESSION_ID: "g" } as Record<string, string>)[n],
+      owner: { ...base.owner, inner: true, harness: { agent: "gemini", runtime: "node" } },
     });
-    assertEquals(claude.session_id, "c");
+    assertEquals(inner.session_id, "g");
   });
   await t.step('--agent "" is anonymous; an empty --session-id counts as unset', () => {
     const r = buildRecord({

@@ -3,34 +3,35 @@
  * it is still that process's (registry/store.ts mayUnregister).
  */
 import type { ProcessBackend } from "../../process/types.ts";
-import { namedPid, NoOwnerError, resolveOwner } from "../../registry/owner.ts";
+import { declaredElsewhere, endHookPid, NoOwnerError } from "../../registry/owner.ts";
 import { mayUnregister, removeRecordIf } from "../../registry/store.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
 import { describeRow } from "../table.ts";
 
 /**
- * The owner, resolved as register resolves it, except that an explicitly named pid whose
- * process has gone is not an error here: a session-end hook that runs after its session must
- * not fail, and the record of a pid no process holds is nobody's.
+ * The owner, resolved as register resolves it (registry/owner.ts endHookPid): a session-end
+ * hook that runs after its session must not fail, and a named pid is taken as it is, running
+ * or not: removeRecordIf judges the record against whatever holds the pid now.
  */
-function unregisterPid(args: Parsed, backend: ProcessBackend): number {
-  const input = {
-    flagPid: args.get("pid"),
-    env: (n: string) => Deno.env.get(n),
-    selfPid: Deno.pid,
-    selfPpid: Deno.ppid,
-  };
-  // A named pid is taken as it is, running or not: removeRecordIf judges the record against
-  // whatever holds the pid now, which is all an end hook needs.
-  return namedPid(input)?.pid ?? resolveOwner(input, backend).pid;
+function unregisterPid(args: Parsed, backend: ProcessBackend) {
+  return endHookPid(
+    {
+      flagPid: args.get("pid"),
+      env: (n: string) => Deno.env.get(n),
+      selfPid: Deno.pid,
+      selfPpid: Deno.ppid,
+    },
+    backend,
+  );
 }
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const judge = await ctx.judge();
   let pid: number;
+  let inherited = false;
   try {
-    pid = unregisterPid(args, judge.backend);
+    ({ pid, inherited } = unregisterPid(args, judge.backend));
   } catch (err) {
     // An end hook that runs after its harness is gone (reparented to init) must not fail
     // the session: with no owner there is no record of ours to remove.
@@ -46,7 +47,9 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     ctx.host,
     pid,
     judge,
-    (row) => mayUnregister(row, judge.probe(pid)),
+    (row) =>
+      mayUnregister(row, judge.probe(pid)) &&
+      !(inherited && declaredElsewhere(row.session_id, (n) => Deno.env.get(n) || undefined)),
   );
   if (args.has("quiet")) return 0;
   if (ctx.json) {
