@@ -252,6 +252,32 @@ export const COMMANDS: CommandSpec[] = [
     }, ${EXIT.USAGE} usage, ${EXIT.FAILURE} failure.`,
     load: () => import("./commands/continuation_check.ts"),
   },
+  {
+    name: "metrics",
+    summary: "The registry and the continuation ledger as Prometheus metrics",
+    flags: [
+      {
+        name: "textfile",
+        value: "FILE",
+        help: "Write the metrics to FILE atomically (for node_exporter's textfile collector)",
+      },
+      {
+        name: "session-labels",
+        help: "Also label each live session with its session id and cwd (high cardinality)",
+      },
+      {
+        name: "label",
+        value: "NAME=VALUE",
+        repeatable: true,
+        help: "Add this label to every sample (such as user=NAME: one file per user)",
+      },
+      LEDGER,
+    ],
+    details: "Prints the Prometheus text format on stdout, or with --textfile writes FILE " +
+      "(a temp file beside it, then renamed). With --json, the metric families as JSON. " +
+      "See docs/fleet.md.",
+    load: () => import("./commands/metrics.ts"),
+  },
 ];
 
 /** The usage line of a command, generated from its flags and positionals in the table. */

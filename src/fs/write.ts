@@ -11,8 +11,9 @@ import { ioError } from "../errors.ts";
 export const TEMP_SUFFIX = String.raw`\.[0-9]+\.[0-9a-z]+\.tmp`;
 
 /**
- * Writes a file atomically: a fresh temp file in the same directory (0600, created
- * exclusively), flushed to disk unless `durable` is false, then renamed over the target.
+ * Writes a file atomically: a fresh temp file in the same directory (created exclusively,
+ * 0600 unless `mode` says otherwise), flushed to disk unless `durable` is false, then renamed
+ * over the target.
  * On any failure the temp file is removed and the old file is untouched.
  */
 export function writeAtomic(
@@ -20,9 +21,13 @@ export function writeAtomic(
   data: string,
   durable = true,
   beforeRename?: () => void,
+  mode = 0o600,
 ) {
   const tmp = writeTemp(path, data, durable);
   try {
+    // Set on the temp file, before the rename, so the file never appears with another mode
+    // (creation's mode is narrowed by the umask).
+    if (mode !== 0o600 && Deno.build.os !== "windows") Deno.chmodSync(tmp, mode);
     beforeRename?.();
     Deno.renameSync(tmp, path);
   } catch (err) {

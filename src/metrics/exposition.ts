@@ -55,7 +55,7 @@ export function checkFamily(f: Family) {
   }
   for (const s of f.samples) {
     for (const name of Object.keys(s.labels)) {
-      if (!LABEL_NAME.test(name) || name.startsWith("__")) {
+      if (!isLabelName(name)) {
         throw new Error(`Invalid label name on ${f.name}: ${name}`);
       }
     }
@@ -88,4 +88,28 @@ export function renderText(families: Iterable<Family>): string {
     text += renderFamily(f);
   }
   return text;
+}
+
+/** Whether `name` may name a label (and is not one of the names Prometheus reserves). */
+export function isLabelName(name: string): boolean {
+  return LABEL_NAME.test(name) && !name.startsWith("__");
+}
+
+/**
+ * Every family with `extra` labels added to each of its samples (such as `user`, to tell two
+ * users' files on one host apart). Throws when a sample already has one of those names.
+ */
+export function withLabels(families: Family[], extra: Labels): Family[] {
+  if (Object.keys(extra).length === 0) return families;
+  return families.map((f) => ({
+    ...f,
+    samples: f.samples.map((s) => {
+      for (const name of Object.keys(extra)) {
+        if (Object.hasOwn(s.labels, name)) {
+          throw new Error(`${f.name} has its own label ${name}`);
+        }
+      }
+      return { ...s, labels: { ...s.labels, ...extra } };
+    }),
+  }));
 }

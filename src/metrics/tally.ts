@@ -55,6 +55,22 @@ const AUDIT_EVENTS = ["claim", "skip", "lock-reclaim"];
 const MODES: readonly Mode[] = ["on", "off", "dry-run"];
 const DISPATCH_OUTCOMES = { dispatched: "dispatched", lost: "lost", claimed: "pending" } as const;
 
+/** Every label name these metrics use; `--label` may not add one of them. */
+export const OWN_LABELS: readonly string[] = [
+  "agent",
+  "liveness",
+  "reason",
+  "pid",
+  "session_id",
+  "cwd",
+  "kind",
+  "state",
+  "outcome",
+  "event",
+  "mode",
+  "version",
+];
+
 export interface TallyOptions {
   /** Label each live session's start time with its session id and cwd too (high cardinality). */
   sessionLabels?: boolean;

@@ -7,8 +7,9 @@ import {
   type Family,
   formatValue,
   renderText,
+  withLabels,
 } from "../../src/metrics/exposition.ts";
-import { type LedgerSummary, MetricsTally } from "../../src/metrics/tally.ts";
+import { type LedgerSummary, MetricsTally, OWN_LABELS } from "../../src/metrics/tally.ts";
 import { tallyLedger } from "../../src/metrics/collect.ts";
 import type { Row } from "../../src/registry/row.ts";
 import { parseExposition, valueOf } from "./servers.ts";
@@ -239,5 +240,31 @@ Deno.test("collect: the ledger read from disk", async (t) => {
     const made = new Deno.Command("mkfifo", { args: [`${dir.path}/audit.ndjson`] }).outputSync();
     assert(made.success);
     throwsWith(() => tallyLedger(dir.path, new MetricsTally()), "not a regular file");
+  });
+});
+
+Deno.test("labels added to every sample (--label)", async (t) => {
+  const full = () => {
+    const tally = new MetricsTally({ sessionLabels: true });
+    tally.addRow(row({}));
+    tally.addRow(row({ liveness: "dead", reason: "exited" }));
+    tally.addKey({ state: "skipped", skip: { class: "veto", reason: "hold" } });
+    tally.addAuditLine('{"event":"claim"}');
+    return tally.families(OFF, SCRAPE);
+  };
+  await t.step("OWN_LABELS names every label roster itself writes", () => {
+    const used = new Set(full().flatMap((f) => f.samples.flatMap((s) => Object.keys(s.labels))));
+    assertEquals([...used].filter((n) => !OWN_LABELS.includes(n)), []);
+  });
+  await t.step("each sample gets them, in text and in JSON alike", () => {
+    const families = withLabels(full(), { user: "ci", team: 'a"b' });
+    for (const f of families) {
+      for (const s of f.samples) assertEquals([s.labels.user, s.labels.team], ["ci", 'a"b']);
+    }
+    const parsed = parseExposition(renderText(families));
+    assertEquals(parsed.filter((s) => s.labels.user !== "ci" || s.labels.team !== 'a"b'), []);
+  });
+  await t.step("a label a sample already has is refused", () => {
+    throwsWith(() => withLabels(full(), { agent: "x" }), "has its own label agent");
   });
 });
