@@ -5,6 +5,7 @@
  * session's process is killed and the file rewritten, the query shows it dead.
  */
 import { assertEquals } from "../assert.ts";
+import { markedBlock } from "../docs.ts";
 import { roster, tempDir } from "../helpers.ts";
 import { buildFleet, ODD_AGENT } from "./fleet.ts";
 import { startNodeExporter, startPrometheus } from "./servers.ts";
@@ -43,15 +44,11 @@ async function untilSessions(url: string, want: [string, string, number][], ms =
   return got;
 }
 
-const DOC_RULES = new URL("../../docs/fleet.md", import.meta.url).pathname;
+const DOC = new URL("../../docs/fleet.md", import.meta.url).pathname;
 
 /** The alerting rules of docs/fleet.md, written to `dir`. */
 function rulesFile(dir: string): string {
-  const text = Deno.readTextFileSync(DOC_RULES);
-  const at = text.indexOf("<!-- example: roster-rules.yml -->");
-  const m = /```yaml\n([\s\S]*?)\n```/.exec(text.slice(at));
-  if (at === -1 || !m) throw new Error("docs/fleet.md has no roster-rules.yml example");
-  Deno.writeTextFileSync(`${dir}/rules.yml`, m[1] + "\n");
+  Deno.writeTextFileSync(`${dir}/rules.yml`, markedBlock(DOC, "example", "roster-rules.yml"));
   return `${dir}/rules.yml`;
 }
 
