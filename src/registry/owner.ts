@@ -293,6 +293,18 @@ export const SESSION_ID_VARS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
+ * The variables a harness's tools see naming their session, innermost harness first (Claude's
+ * are inherited by everything started inside it, so they come last).
+ */
+export const DECLARED_SESSION_VARS: readonly string[] = [
+  "CODEX_THREAD_ID",
+  "CODEX_SESSION_ID",
+  "GEMINI_SESSION_ID",
+  "CLAUDE_CODE_SESSION_ID",
+  "ROSTER_SESSION_ID",
+];
+
+/**
  * The session id register records: `--session-id`; `$ROSTER_SESSION_ID` unless the owner is
  * an inner session (the variable is then an outer one's); the owner harness's own variable
  * (for Claude Code only while $CLAUDE_PID, if set, is the owner: else it was inherited).

@@ -1,7 +1,9 @@
 /** `roster whoami`: the registered live session that owns the calling process. */
 import { RosterError } from "../../errors.ts";
-import { ancestors } from "../../registry/owner.ts";
-import { readRecordRow } from "../../registry/store.ts";
+import { ancestors, DECLARED_SESSION_VARS } from "../../registry/owner.ts";
+import type { Row } from "../../registry/row.ts";
+import type { LivenessJudge } from "../../identity/liveness.ts";
+import { forEachRow, readRecordRow } from "../../registry/store.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
 import { describeRow, printable } from "../table.ts";
@@ -26,7 +28,45 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
     }
     return 0;
   }
+  const declared = fromDeclaredId(ctx, judge);
+  if (declared !== null) {
+    const { row, name } = declared;
+    if (ctx.json) ctx.printJson({ ...row, verified: false, matched_by: name });
+    else {
+      ctx.out(
+        describeRow(row) + (row.session_id ? `, session ${printable(row.session_id)}` : "") +
+          (row.cwd ? `, in ${printable(row.cwd)}` : "") +
+          ` (unverified: matched by $${name}; its process is not visible from this pid namespace)`,
+      );
+    }
+    return 0;
+  }
   throw new RosterError(
     "No registered live session owns this process: none of its ancestors registered itself",
   );
+}
+
+/**
+ * Inside a harness's sandbox (a new pid namespace) the owner is not among the ancestors: the
+ * session the harness declares to its tools ($CODEX_THREAD_ID, $GEMINI_SESSION_ID,
+ * $CLAUDE_CODE_SESSION_ID, $ROSTER_SESSION_ID) is looked up in the registry instead, among
+ * records of this machine written from another pid namespace. Null when nothing matches.
+ */
+function fromDeclaredId(ctx: Context, judge: LivenessJudge): { row: Row; name: string } | null {
+  const here = judge.here;
+  if (!here.pidNs) return null;
+  for (const name of DECLARED_SESSION_VARS) {
+    const id = Deno.env.get(name);
+    if (!id) continue;
+    let found: Row | null = null;
+    forEachRow(ctx.home, judge, (row) => {
+      if (found || row.malformed || row.session_id !== id || row.host !== ctx.host) return;
+      if (row.pid_ns === here.pidNs) return; // visible from here: the walk would have found it
+      if (here.machineId && row.machine_id && row.machine_id !== here.machineId) return;
+      if (row.liveness === "dead") return;
+      found = row;
+    });
+    if (found) return { row: found, name };
+  }
+  return null;
 }
