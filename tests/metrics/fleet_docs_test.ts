@@ -252,7 +252,7 @@ tests:
           - exp_labels: {severity: warning, instance: a}
             exp_annotations:
               summary: "a: roster metrics are 15m 0s old"
-              description: "Check \`systemctl status roster-metrics.timer\` (or the cron line) on the host."
+              description: "Check \`systemctl list-timers 'roster-metrics@*'\` (or the cron line) on the host."
 `;
 
 Deno.test("docs/fleet.md: the alerting rules", async (t) => {
