@@ -20,12 +20,23 @@ function age(row: Row, now: number): string {
 
 /** A plain-text table; control characters in stored strings are made visible, never sent. */
 export function renderTable(rows: Row[], colour: boolean, now = Date.now()): string {
-  const header = ["PID", "LIVENESS", "AGENT", "RUNTIME", "AGE", "CWD"];
+  // `list --discover` rows say where they come from (roster's store, Claude Code's own files).
+  const sourced = rows.some((r) => "source" in r);
+  const header = [
+    "PID",
+    "LIVENESS",
+    "AGENT",
+    ...(sourced ? ["SOURCE"] : []),
+    "RUNTIME",
+    "AGE",
+    "CWD",
+  ];
   const cells = rows.map((r) =>
     [
       String(r.session_pid ?? "?"),
       `${r.liveness} (${r.reason})`,
       r.malformed ? `! ${r.detail}` : r.agent || "-",
+      ...(sourced ? [String((r as Row & { source?: string }).source ?? "-")] : []),
       r.runtime ?? "-",
       age(r, now),
       r.cwd ?? r.path,

@@ -1,11 +1,12 @@
 /**
  * `list --discover`: sessions that harnesses record themselves, read and never written.
  * Claude Code keeps `<config dir>/sessions/<pid>.json` (`$CLAUDE_CONFIG_DIR`, else
- * `~/.claude`) with `pid`, `sessionId`, `cwd` and `startedAt` (epoch milliseconds). Such a
- * file carries no start token, so a row is judged by its pid, by whether the process started
- * within a margin of `startedAt`, and by whether `startedAt` predates this boot. A missing,
- * unreadable or odd file is skipped silently: these files are someone else's, and their
- * shape is not a contract.
+ * `~/.claude`) with `pid`, `sessionId`, `cwd`, `startedAt` (epoch milliseconds) and, since
+ * 2.1, `procStart` (the same start token roster reads) and `pidDomain` (the machine and pid
+ * namespace the pid belongs to). Where pidDomain is this machine's and this pid namespace's,
+ * procStart is compared exactly; from another domain the row is unknown; a file without them
+ * is judged by start time, and timing alone never says dead. A missing, unreadable or odd
+ * file is skipped silently: these files are someone else's, and their shape is not a contract.
  */
 import { join } from "../fs/dir.ts";
 import { readSmallFile } from "../fs/read.ts";
@@ -26,12 +27,6 @@ export type { SourcedRow };
  * and beyond it roster cannot tell (unknown), never dead on timing alone.
  */
 const START_MARGIN_MS = 30_000;
-/**
- * A `startedAt` this far before the current boot began is an earlier boot's file: its
- * writer cannot still run. The slack covers a clock stepped between then and now.
- */
-const BOOT_MARGIN_MS = 60_000;
-
 /** Far-future limit of a JavaScript Date; anything beyond is not a time. */
 const MAX_DATE_MS = 8.64e15;
 const MAX_TEXT = 4096;
@@ -69,24 +64,60 @@ export function parseClaudeSession(value: unknown, filePid: number): ClaudeSessi
   const sessionId = text(o.sessionId);
   const cwd = text(o.cwd);
   if (sessionId === undefined || cwd === undefined) return null;
-  return { pid: o.pid, sessionId, cwd, startedAtMs: startedAt };
+  const procStart = typeof o.procStart === "string" && /^\d{1,20}$/.test(o.procStart)
+    ? o.procStart
+    : null;
+  const optional = (v: unknown) => text(v) ?? null;
+  return {
+    pid: o.pid,
+    sessionId,
+    cwd,
+    startedAtMs: startedAt,
+    procStart,
+    pidDomain: optional(o.pidDomain),
+    tmux: optional(o.tmux),
+    status: optional(o.status),
+  };
 }
 
 /**
- * Pure: the liveness of a session that has no start token, from what the pid holds now, when
- * that process started, and when this boot began (`bootMs`, null when unknown). Timing alone
- * never says dead (see START_MARGIN_MS); only a file older than this boot does.
+ * Pure: the liveness of a session file. With `procStart` and a `pidDomain` that is this
+ * machine's and pid namespace's (`domain`), the token decides exactly: the same is running,
+ * another is pid-reused. A pidDomain from elsewhere cannot be judged here (unknown). Without
+ * them, by start time: within the margin is running, anything else unknown, never dead on
+ * timing alone (a stepped wall clock moves every start time and the boot time with it).
  */
-export function judgeByStart(startedAtMs: number, probe: Probe, bootMs: number | null): Verdict {
+export function judgeSession(
+  session: Pick<ClaudeSession, "startedAtMs" | "procStart" | "pidDomain">,
+  probe: Probe,
+  domain: string | null,
+): Verdict {
+  if (session.pidDomain !== null && domain !== null && session.pidDomain !== domain) {
+    return { liveness: "unknown", reason: "other-host" };
+  }
   if (probe.kind !== "exists" || probe.info.zombie) return probeVerdict(probe)!;
+  if (session.procStart !== null && session.pidDomain !== null && domain !== null) {
+    const token = probe.info.startToken;
+    if (token === null) return { liveness: "unknown", reason: "unverifiable" };
+    return token === session.procStart
+      ? { liveness: "alive", reason: "running" }
+      : { liveness: "dead", reason: "pid-reused" };
+  }
   const started = probe.info.startedAtMs;
-  if (started !== null && Math.abs(started - startedAtMs) <= START_MARGIN_MS) {
+  if (started !== null && Math.abs(started - session.startedAtMs) <= START_MARGIN_MS) {
     return { liveness: "alive", reason: "running" };
   }
-  if (bootMs !== null && startedAtMs < bootMs - BOOT_MARGIN_MS) {
-    return { liveness: "dead", reason: "rebooted" };
-  }
   return { liveness: "unknown", reason: "unverifiable" };
+}
+
+/** This machine's and pid namespace's pidDomain as Claude Code writes it (Linux), or null. */
+export function pidDomainOf(
+  here: { machineId?: string | null; pidNs?: string | null },
+  os: typeof Deno.build.os,
+): string | null {
+  return os === "linux" && here.machineId && here.pidNs
+    ? `linux:${here.machineId}:${here.pidNs}`
+    : null;
 }
 
 /** Reads one session file safely; null when it is missing or odd in any way. */
@@ -97,20 +128,6 @@ function readClaudeSession(dir: string, name: string): ClaudeSession | null {
   if (file === null || !file.ok) return null;
   try {
     return parseClaudeSession(JSON.parse(file.value), Number(m[1]));
-  } catch {
-    return null;
-  }
-}
-
-/**
- * When this boot began, in epoch milliseconds, or null when the OS or the permissions do not
- * say (then no row is judged by the boot). Derived like Linux's btime (now minus the time
- * since boot), so it moves with a stepped clock just as the process start times do.
- */
-function bootTimeMs(): number | null {
-  try {
-    const up = Deno.osUptime();
-    return Number.isFinite(up) && up >= 0 ? Date.now() - up * 1000 : null;
   } catch {
     return null;
   }
@@ -129,12 +146,12 @@ export function discoverClaude(dir: string, judge: LivenessJudge): SourcedRow[] 
   } catch {
     return rows;
   }
-  const bootMs = bootTimeMs();
+  const domain = pidDomainOf(judge.here, Deno.build.os);
   for (const name of names.sort()) {
     const session = readClaudeSession(dir, name);
     if (session === null) continue;
     const probe = judge.probe(session.pid);
-    const verdict = judgeByStart(session.startedAtMs, probe, bootMs);
+    const verdict = judgeSession(session, probe, domain);
     rows.push(claudeRow(session, join(dir, name), probe, verdict, judge.here));
   }
   return rows;

@@ -98,7 +98,11 @@ export function bareRow(
 
 /** Where a row came from: roster's own store, or a harness's session file. */
 type Source = "roster" | "claude";
-export type SourcedRow = Row & { source: Source };
+export type SourcedRow = Row & {
+  source: Source;
+  /** What the harness's own file says it is doing (Claude Code: "idle", "busy", ...). */
+  status?: string | null;
+};
 
 /** A session as Claude Code records it (discover.ts reads these files). */
 export interface ClaudeSession {
@@ -106,6 +110,13 @@ export interface ClaudeSession {
   sessionId: string | null;
   cwd: string | null;
   startedAtMs: number;
+  /** The process's start token as Claude Code read it (Linux starttime), or null. */
+  procStart: string | null;
+  /** `linux:<machine-id>:pid:[<pid namespace inode>]`: where procStart and pid mean something. */
+  pidDomain: string | null;
+  /** The tmux pane (`<session>:@<window>.%<pane>`), or null. */
+  tmux: string | null;
+  status: string | null;
 }
 
 /** Pure: the row for one session file, shaped like a record's row with `source: "claude"`. */
@@ -130,12 +141,15 @@ export function claudeRow(
     agent: "claude",
     session_id: session.sessionId,
     cwd: session.cwd,
+    // The pane id alone (`%3`), as $TMUX_PANE names it in registered rows.
+    tmux_pane: session.tmux === null ? null : (/%\d+$/.exec(session.tmux)?.[0] ?? session.tmux),
     registered_at: isoOrNull(session.startedAtMs),
     ...verdict,
     path,
     malformed: false,
     detail: null,
     source: "claude",
+    status: session.status,
   };
 }
 

@@ -6,9 +6,10 @@ import { assert, assertEquals } from "../assert.ts";
 import { roster, rosterJson, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
 import {
   claudeSessionsDir,
-  judgeByStart,
+  judgeSession,
   mergeDiscovered,
   parseClaudeSession,
+  pidDomainOf,
   type SourcedRow,
 } from "../../src/registry/discover.ts";
 import type { Probe, ProcessInfo } from "../../src/process/types.ts";
@@ -49,7 +50,17 @@ Deno.test("parseClaudeSession", async (t) => {
       sessionId: "s",
       cwd: "/w",
       startedAtMs: T,
+      procStart: null,
+      pidDomain: null,
+      tmux: null,
+      status: "idle",
     });
+    const full = { ...good, procStart: "55525", pidDomain: "linux:m:pid:[1]", tmux: "s:@1.%3" };
+    assertEquals(
+      Object.values(parseClaudeSession(full, 7)!).slice(4),
+      ["55525", "linux:m:pid:[1]", "s:@1.%3", "idle"],
+    );
+    assertEquals(parseClaudeSession({ ...good, procStart: 55525 }, 7)?.procStart, null);
   });
   await t.step("sessionId and cwd may be missing", () => {
     assertEquals(parseClaudeSession({ pid: 7, startedAt: T }, 7), {
@@ -57,6 +68,10 @@ Deno.test("parseClaudeSession", async (t) => {
       sessionId: null,
       cwd: null,
       startedAtMs: T,
+      procStart: null,
+      pidDomain: null,
+      tmux: null,
+      status: null,
     });
   });
   const odd: [string, unknown][] = [
@@ -75,56 +90,63 @@ Deno.test("parseClaudeSession", async (t) => {
   }
 });
 
-Deno.test("judgeByStart", async (t) => {
-  /** This boot began a day before the session file's `startedAt`. */
-  const BOOT = T - 86_400_000;
-  await t.step("started within 30 s of startedAt, either side: alive/running", () => {
-    for (const d of [-30_000, -800, 0, 1_500, 20_000, 30_000]) {
-      assertEquals(judgeByStart(T, exists(T + d), BOOT), { liveness: "alive", reason: "running" });
-    }
+Deno.test("judgeSession", async (t) => {
+  const HERE = "linux:m:pid:[1]";
+  const byTime = (startedAtMs = T) => ({ startedAtMs, procStart: null, pidDomain: null });
+  const exact = (procStart: string, pidDomain = HERE) => ({ startedAtMs: T, procStart, pidDomain });
+  await t.step(
+    "procStart where pidDomain is this one: compared exactly, whatever the times",
+    () => {
+      // A forward clock step: startedAt far from the start time, still the same process.
+      assertEquals(judgeSession(exact("1"), exists(T + 86_400_000), HERE), {
+        liveness: "alive",
+        reason: "running",
+      });
+      // A reused pid that started within seconds of startedAt: another token, dead.
+      assertEquals(judgeSession(exact("2"), exists(T + 1_000), HERE), {
+        liveness: "dead",
+        reason: "pid-reused",
+      });
+      assertEquals(judgeSession(exact("1"), exists(T, { startToken: null }), HERE), {
+        liveness: "unknown",
+        reason: "unverifiable",
+      });
+    },
+  );
+  await t.step("a pidDomain from another machine or pid namespace: unknown", () => {
+    assertEquals(judgeSession(exact("1", "linux:m:pid:[2]"), exists(T), HERE), {
+      liveness: "unknown",
+      reason: "other-host",
+    });
+    assertEquals(judgeSession(exact("1", "linux:other:pid:[1]"), { kind: "gone" }, HERE), {
+      liveness: "unknown",
+      reason: "other-host",
+    });
   });
-  await t.step("further off, in this boot: cannot tell, never dead on timing alone", () => {
-    // A stepped wall clock moves Linux's btime, and with it every process start time.
-    for (const d of [-3_600_000, -30_001, 30_001, 60_000, 3_600_000]) {
-      assertEquals(judgeByStart(T, exists(T + d), BOOT), {
+  await t.step("without procStart: within 30 s of startedAt running, else unknown", () => {
+    for (const d of [-30_000, 0, 30_000]) {
+      assertEquals(judgeSession(byTime(), exists(T + d), HERE).reason, "running");
+    }
+    // Never dead on timing alone: an earlier boot's file and a stepped clock look the same.
+    for (const d of [-86_400_000, -30_001, 30_001, 86_400_000]) {
+      assertEquals(judgeSession(byTime(), exists(T + d), HERE), {
         liveness: "unknown",
         reason: "unverifiable",
       });
     }
-    assertEquals(judgeByStart(T, exists(null), BOOT), {
-      liveness: "unknown",
-      reason: "unverifiable",
+  });
+  await t.step("gone, zombie, unsupported: as for records", () => {
+    assertEquals(judgeSession(exact("1"), { kind: "gone" }, HERE), {
+      liveness: "dead",
+      reason: "exited",
     });
+    assertEquals(judgeSession(byTime(), exists(T, { zombie: true }), HERE).reason, "zombie");
+    assertEquals(judgeSession(byTime(), { kind: "unsupported" }, null).reason, "unsupported");
   });
-  await t.step("startedAt more than 60 s before this boot: an earlier boot's file, dead", () => {
-    const rebooted = { liveness: "dead", reason: "rebooted" };
-    assertEquals(judgeByStart(T, exists(T + 86_400_000), T + 60_001), rebooted);
-    assertEquals(judgeByStart(T, exists(T + 600_000), T + 600_000), rebooted);
-    // Even when the start time cannot be read: the writer cannot have outlived its boot.
-    assertEquals(judgeByStart(T, exists(null), T + 600_000), rebooted);
-  });
-  await t.step("within 60 s of the boot, or with no boot time: not judged by the boot", () => {
-    const unsure = { liveness: "unknown", reason: "unverifiable" };
-    assertEquals(judgeByStart(T, exists(T + 600_000), T + 60_000), unsure);
-    assertEquals(judgeByStart(T, exists(T + 600_000), null), unsure);
-    // Within 30 s of startedAt stays running, whatever a stepped boot time says.
-    assertEquals(judgeByStart(T, exists(T + 5_000), T + 600_000), {
-      liveness: "alive",
-      reason: "running",
-    });
-  });
-  await t.step("gone, zombie, unsupported: as before, whatever the times", () => {
-    for (const boot of [BOOT, T + 600_000, null]) {
-      assertEquals(judgeByStart(T, { kind: "gone" }, boot), { liveness: "dead", reason: "exited" });
-      assertEquals(judgeByStart(T, exists(T, { zombie: true }), boot), {
-        liveness: "dead",
-        reason: "zombie",
-      });
-      assertEquals(judgeByStart(T, { kind: "unsupported" }, boot), {
-        liveness: "unknown",
-        reason: "unsupported",
-      });
-    }
+  await t.step("pidDomainOf: Linux, machine id and pid namespace", () => {
+    assertEquals(pidDomainOf({ machineId: "m", pidNs: "pid:[1]" }, "linux"), HERE);
+    assertEquals(pidDomainOf({ machineId: null, pidNs: "pid:[1]" }, "linux"), null);
+    assertEquals(pidDomainOf({ machineId: "m", pidNs: "pid:[1]" }, "darwin"), null);
   });
 });
 
@@ -148,10 +170,10 @@ Deno.test("mergeDiscovered drops a discovered pid a live registered row already 
 });
 
 /** When this boot began, read independently of roster: /proc/stat's btime (Linux). */
-function bootTime(): number {
-  const m = /(?:^|\n)btime (\d+)/.exec(Deno.readTextFileSync("/proc/stat"));
-  if (!m) throw new Error("No btime in /proc/stat");
-  return Number(m[1]) * 1000;
+/** The start token as Claude Code reads it: /proc/<pid>/stat field 22. */
+function tokenOf(pid: number): string {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
 }
 
 /** A start time as the process backend reports it, for files that name a real process. */
@@ -190,8 +212,38 @@ Deno.test("roster list --discover", async (t) => {
     sessionId: "s-unsure",
     startedAt: (await startOf(unsure.pid)) - 120_000,
   });
-  // The file's session began a day before this boot: the pid is someone else's now.
-  file(reused.pid, { pid: reused.pid, sessionId: "s-old", startedAt: bootTime() - 86_400_000 });
+  // Claude Code 2.1's procStart and pidDomain: the pid is someone else's now, though it started
+  // within a second of the file's startedAt (timing alone would call it running)...
+  const domain = `linux:${Deno.readTextFileSync("/etc/machine-id").trim()}:` +
+    Deno.readLinkSync("/proc/self/ns/pid");
+  const reusedStart = await startOf(reused.pid);
+  file(reused.pid, {
+    pid: reused.pid,
+    sessionId: "s-old",
+    startedAt: reusedStart + 500,
+    procStart: String(Number(tokenOf(reused.pid)) - 1),
+    pidDomain: domain,
+  });
+  // ...and a live one after a forward wall-clock step of a day (timing alone: never running).
+  await using clockStepped = spawnSleeper();
+  file(clockStepped.pid, {
+    pid: clockStepped.pid,
+    sessionId: "s-ntp",
+    startedAt: (await startOf(clockStepped.pid)) - 86_400_000,
+    procStart: tokenOf(clockStepped.pid),
+    pidDomain: domain,
+    tmux: "main:@1.%7",
+    status: "busy",
+  });
+  // A file from another pid namespace (a container): not judged from here.
+  await using foreign = spawnSleeper();
+  file(foreign.pid, {
+    pid: foreign.pid,
+    sessionId: "s-foreign",
+    startedAt: await startOf(foreign.pid),
+    procStart: tokenOf(foreign.pid),
+    pidDomain: domain.replace(/pid:\[\d+\]$/, "pid:[1]"),
+  });
   file(gone.pid, { pid: gone.pid, sessionId: "s-gone", cwd: "/w", startedAt: liveStart });
   const env = { CLAUDE_CONFIG_DIR: config.path };
   const list = (...more: string[]) => rosterJson<Row[]>(home.path, ["list", ...more], { env });
@@ -210,14 +262,20 @@ Deno.test("roster list --discover", async (t) => {
           [live.pid, "claude", "s-live", "alive", "running"],
           [stepped.pid, "claude", "s-stepped", "alive", "running"],
           [unsure.pid, "claude", "s-unsure", "unknown", "unverifiable"],
+          [clockStepped.pid, "claude", "s-ntp", "alive", "running"],
+          [foreign.pid, "claude", "s-foreign", "unknown", "other-host"],
         ].sort(),
       );
+      const ntp = rows.find((r) => r.session_pid === clockStepped.pid) as Sourced & {
+        status?: string;
+      };
+      assertEquals([ntp.tmux_pane, ntp.status], ["%7", "busy"]);
       const all = await list("--discover", "--all") as Sourced[];
       assertEquals(
         judged(all),
         [
           ...judged(rows),
-          [reused.pid, "claude", "s-old", "dead", "rebooted"],
+          [reused.pid, "claude", "s-old", "dead", "pid-reused"],
           [gone.pid, "claude", "s-gone", "dead", "exited"],
         ].sort(),
       );
@@ -247,17 +305,22 @@ Deno.test("roster list --discover", async (t) => {
           [reused.pid, "roster"],
           [stepped.pid, "claude"],
           [unsure.pid, "claude"],
+          [clockStepped.pid, "claude"],
+          [foreign.pid, "claude"],
         ].sort(),
       );
     },
   );
   await t.step("filters apply to discovered rows", async () => {
     const shown = await list("--discover", "--agent", "claude");
-    assertEquals(shown.map((r) => r.session_pid).sort(), [stepped.pid, unsure.pid].sort());
+    assertEquals(
+      shown.map((r) => r.session_pid).sort(),
+      [stepped.pid, unsure.pid, clockStepped.pid, foreign.pid].sort(),
+    );
     const dead = await list("--discover", "--state", "dead", "--agent", "claude");
     assertEquals(dead.map((r) => r.session_pid), [gone.pid]);
     const unknown = await list("--discover", "--state", "unknown");
-    assertEquals(unknown.map((r) => r.session_pid), [unsure.pid]);
+    assertEquals(unknown.map((r) => r.session_pid).sort(), [unsure.pid, foreign.pid].sort());
   });
   await t.step("odd files are skipped silently", async () => {
     // Each would list as its own row if read: its pid matches its name.
@@ -283,7 +346,11 @@ Deno.test("roster list --discover", async (t) => {
     });
     assertEquals([r.code, r.stderr], [0, ""]);
     const pids = (JSON.parse(r.stdout) as Row[]).map((x) => x.session_pid).sort();
-    assertEquals(pids, [live.pid, stepped.pid, unsure.pid, reused.pid, gone.pid].sort());
+    assertEquals(
+      pids,
+      [live.pid, stepped.pid, unsure.pid, reused.pid, gone.pid, clockStepped.pid, foreign.pid]
+        .sort(),
+    );
   });
   await t.step("a missing sessions directory is no error", async () => {
     const r = await roster(["list", "--discover", "--json", "--home", home.path], {
@@ -306,3 +373,24 @@ function snapshot(dir: string): string[] {
     return `${e.name} ${i.size} ${i.mtime?.getTime()} ${i.mode}`;
   }).sort();
 }
+
+Deno.test("list --discover's table has a SOURCE column; a plain list does not", async () => {
+  await using home = await tempDir();
+  await using config = await tempDir();
+  Deno.mkdirSync(`${config.path}/sessions`);
+  await using live = spawnSleeper();
+  writeJson(`${config.path}/sessions/${live.pid}.json`, {
+    pid: live.pid,
+    sessionId: "s",
+    cwd: "/w",
+    startedAt: await startOf(live.pid),
+  });
+  const env = { CLAUDE_CONFIG_DIR: config.path };
+  const table = await roster(["list", "--discover", "--home", home.path], { env });
+  assertEquals(table.code, 0, table.stderr);
+  const [header, row] = table.stdout.split("\n");
+  assertEquals(header.split(/\s+/).slice(0, 5), ["PID", "LIVENESS", "AGENT", "SOURCE", "RUNTIME"]);
+  assert(/\bclaude\s+claude\b/.test(row), row);
+  const plain = await roster(["list", "--home", home.path], { env });
+  assertEquals(plain.stdout.split("\n")[0].includes("SOURCE"), false);
+});
