@@ -3,7 +3,7 @@
  * (`unshare --pid --fork --mount-proc`), where writing /proc/sys/kernel/ns_last_pid moves only
  * that namespace's counter, so nothing else on the machine is handed a recycled pid.
  */
-import { cleanEnv, type CliResult } from "./helpers.ts";
+import { cleanEnv, type CliResult, run } from "./helpers.ts";
 
 /** Set by `inPrivatePidNs` to the launcher's pid namespace; `forceNextPid` refuses to run in it. */
 const HOST_NS = "ROSTER_TEST_OUTER_PIDNS";
@@ -47,17 +47,12 @@ export function canUnsharePid(): boolean {
  * Runs `deno run -A <script> ...args` as the first process of a new pid namespace with its own
  * /proc. The script sees only its own descendants, and `forceNextPid` works there.
  */
-export async function inPrivatePidNs(script: string, args: string[]): Promise<CliResult> {
-  const out = await new Deno.Command("unshare", {
-    args: ["--pid", "--fork", "--mount-proc", Deno.execPath(), "run", "-A", script, ...args],
-    env: { ...cleanEnv(), NO_COLOR: "1", [HOST_NS]: ownPidNs() },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+export function inPrivatePidNs(script: string, args: string[]): Promise<CliResult> {
+  return run(
+    "unshare",
+    ["--pid", "--fork", "--mount-proc", Deno.execPath(), "run", "-A", script, ...args],
+    { ...cleanEnv(), NO_COLOR: "1", [HOST_NS]: ownPidNs() },
+  );
 }
 
 /**

@@ -3,7 +3,7 @@
  * HOME holding the recipes from docs/hooks.md as written, a `roster` in ~/.local/bin that runs
  * this checkout, and the harness pointed at the stand-in model in model_server.ts.
  */
-import { cliArgs, type CliResult, roster } from "../helpers.ts";
+import { cliArgs, type CliResult, roster, run } from "../helpers.ts";
 import { recipe, shq } from "../recipes/harness.ts";
 import { type ModelServer, startModelServer } from "./model_server.ts";
 import type { Row } from "../../src/registry/row.ts";
@@ -135,17 +135,8 @@ exit $rc
     };
   }
 
-  async tmux(args: string[], env?: Record<string, string>): Promise<CliResult> {
-    const out = await new Deno.Command("tmux", {
-      args: ["-L", this.socket, "-f", "/dev/null", ...args],
-      env: env ?? this.baseEnv(),
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const dec = new TextDecoder();
-    return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  tmux(args: string[], env?: Record<string, string>): Promise<CliResult> {
+    return run("tmux", ["-L", this.socket, "-f", "/dev/null", ...args], env ?? this.baseEnv());
   }
 
   /**

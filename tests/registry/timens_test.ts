@@ -4,7 +4,7 @@
  * have the same start token read from any time namespace.
  */
 import { assertEquals } from "../assert.ts";
-import { cleanEnv, cliArgs, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+import { cleanEnv, cliArgs, rosterJson, run, spawnSleeper, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
 
 function canUnshareTime(): boolean {
@@ -28,17 +28,12 @@ function canUnshareTime(): boolean {
 }
 
 /** roster run from inside a new time namespace whose boottime is `offset` seconds ahead. */
-async function inTimeNs(offset: number, args: string[]) {
-  const out = await new Deno.Command("unshare", {
-    args: ["--time", "--boottime", String(offset), Deno.execPath(), ...cliArgs(args)],
-    env: { ...cleanEnv(), NO_COLOR: "1" },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+function inTimeNs(offset: number, args: string[]) {
+  return run(
+    "unshare",
+    ["--time", "--boottime", String(offset), Deno.execPath(), ...cliArgs(args)],
+    { ...cleanEnv(), NO_COLOR: "1" },
+  );
 }
 
 Deno.test({
