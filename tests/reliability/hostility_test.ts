@@ -1,0 +1,501 @@
+/**
+ * An adversary's corpus, run through the CLI as a hook would run it: terminal escapes in stored
+ * strings and paths, a reader that goes away, bytes that are not UTF-8 in variables and the cwd,
+ * links and loose directories at every level of the store and the ledger, FIFOs swapped in under
+ * a racing writer, an empty hostname, a relative HOME and an over-long cwd. (Other users'
+ * directories: multiuser_test.ts.)
+ */
+import { assert, assertEquals, assertMatch } from "../assert.ts";
+import {
+  cliArgs,
+  type CliResult,
+  hostDir,
+  NO_PID,
+  roster,
+  rosterJson,
+  spawnSleeper,
+  tempDir,
+  writeJson,
+} from "../helpers.ts";
+import type { Row } from "../../src/registry/record.ts";
+import { hasStackTrace } from "./store_check.ts";
+import { FACTS, PANE } from "../continuation/fixtures.ts";
+
+/** Every character a terminal may act on, except the newline that ends a line. */
+const RAW =
+  // deno-lint-ignore no-control-regex
+  /[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/u;
+
+/** What a hostile repository name or record field carries: OSC title and clipboard, C1, bidi. */
+const PAYLOAD = "\x1b]0;pwned\x07" + "\u009d52;c;cHduZWQ=\u009c" + "\u0090q\u009c" +
+  "\u009e\u009f\u009b31m" + "\u202a\u202b\u202c\u202d\u202e" + "\u2066\u2067\u2068\u2069" +
+  "\u2028\u2029\u200e\u200f\u061c" + "\x7f" + "\x08\r";
+
+function assertNoRaw(text: string, what: string) {
+  const m = RAW.exec(text);
+  assert(
+    m === null,
+    `${what} carries U+${(m?.[0].codePointAt(0) ?? 0).toString(16).padStart(4, "0")}: ${
+      JSON.stringify(text.slice(0, 300))
+    }`,
+  );
+}
+
+/** A bash function running roster as a hook would (exported, so that nested shells have it). */
+const ROSTER_FN = `roster() { ${
+  [Deno.execPath(), ...cliArgs([])].map((a) => `'${a}'`).join(" ")
+} "$@"; }; export -f roster`;
+
+/**
+ * Runs `script` in bash with a `roster` function that runs the CLI: for what Deno.Command
+ * cannot pass (bytes that are not UTF-8, a deleted or over-long cwd, a closed pipe).
+ */
+async function bash(script: string, env: Record<string, string> = {}): Promise<CliResult> {
+  const base: Record<string, string> = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" };
+  for (const k of ["DENO_DIR", "HOME", "TMPDIR"]) {
+    const v = Deno.env.get(k);
+    if (v !== undefined) base[k] = v;
+  }
+  const out = await new Deno.Command("bash", {
+    args: ["-c", `${ROSTER_FN}\n${script}`],
+    env: { ...base, NO_COLOR: "1", ...env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+const exists = (p: string) => {
+  try {
+    Deno.lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const entries = (dir: string) => [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+
+/** One line on stderr, `roster: ...`, no stack trace. */
+function assertOneLine(r: CliResult, pattern: RegExp) {
+  assert(!hasStackTrace(r.stderr), r.stderr);
+  assertEquals(r.stderr.split("\n").length, 2, r.stderr);
+  assertMatch(r.stderr, pattern);
+}
+
+Deno.test("terminal escapes: nothing a terminal acts on reaches stdout or stderr", async (t) => {
+  // Deno drops C1 characters from a script's arguments, so the payload comes in the way an
+  // attacker's would: a record's fields, a directory name (the cwd), a variable (ROSTER_HOME).
+  await using dir = await tempDir();
+  await using s = spawnSleeper();
+  const home = `${dir.path}/home`;
+  const cwd = `${dir.path}/repo${PAYLOAD}`;
+  Deno.mkdirSync(cwd);
+  await t.step("register prints the agent escaped", async () => {
+    const r = await roster(
+      ["register", "--pid", String(s.pid), "--agent", PAYLOAD, "--home", home],
+      {
+        cwd,
+      },
+    );
+    assertEquals(r.code, 0, r.stderr);
+    assertNoRaw(r.stdout, "register's line");
+  });
+  await t.step(
+    "list: the table and JSON carry the payload escaped, JSON decodes back",
+    async () => {
+      const path = `${hostDir(home)}/${s.pid}.json`;
+      const record = JSON.parse(Deno.readTextFileSync(path));
+      Deno.writeTextFileSync(path, JSON.stringify({ ...record, agent: PAYLOAD, runtime: PAYLOAD }));
+      const table = await roster(["list", "--home", home]);
+      assertEquals(table.code, 0);
+      assertNoRaw(table.stdout, "the table");
+      assert(table.stdout.includes("\\x1b]0;pwned"), table.stdout);
+      const json = await roster(["list", "--home", home, "--json"]);
+      assertNoRaw(json.stdout, "list --json");
+      const rows = JSON.parse(json.stdout) as Row[];
+      assertEquals([rows[0].agent, rows[0].runtime, rows[0].cwd], [PAYLOAD, PAYLOAD, cwd]);
+    },
+  );
+  await t.step("prune's per-row lines print store paths escaped", async () => {
+    const phome = `${dir.path}/store${PAYLOAD}`;
+    const env = { ROSTER_HOME: phome };
+    assertEquals((await roster(["register", "--pid", String(s.pid)], { env })).code, 0);
+    // A record of a pid no process holds (dead), so that prune prints a per-row line.
+    const own = Deno.readTextFileSync(`${hostDir(phome)}/${s.pid}.json`);
+    const dead = own.replace(/"session_pid": \d+/, `"session_pid": ${NO_PID}`);
+    Deno.writeTextFileSync(`${hostDir(phome)}/${NO_PID}.json`, dead, { mode: 0o600 });
+    const p = await roster(["prune"], { env });
+    assertEquals(p.code, 0, p.stderr);
+    assert(p.stdout.includes(`${NO_PID}`), p.stdout);
+    assertNoRaw(p.stdout, "prune's lines");
+  });
+  await t.step("error messages print paths escaped (stderr)", async () => {
+    const file = `${dir.path}/file${PAYLOAD}`;
+    Deno.writeTextFileSync(file, "");
+    const r = await roster(["list"], { env: { ROSTER_HOME: file } });
+    assertEquals(r.code, 2);
+    assertNoRaw(r.stderr, "the ROSTER_HOME error");
+    const chome = `${dir.path}/c${PAYLOAD}`;
+    Deno.mkdirSync(chome, { mode: 0o700 });
+    Deno.writeTextFileSync(`${chome}/continuations`, "");
+    const c = await roster(["continuation-plan", "--key", "k", "--session", String(s.pid)], {
+      env: { ROSTER_HOME: chome },
+    });
+    assert(c.code !== 0, c.stdout);
+    assert(c.stderr.includes("c\\x1b]0;pwned"), c.stderr);
+    assertNoRaw(c.stderr, "continuation-plan's error");
+  });
+});
+
+Deno.test("a reader that goes away keeps the exit code that carries the answer", async (t) => {
+  await using home = await tempDir();
+  await using s = spawnSleeper();
+  // `| true` exits at once, long before roster writes its answer: the write meets EPIPE.
+  const piped = async (args: string) =>
+    Number(
+      (await bash(`roster ${args} --home '${home.path}' | true; echo "\${PIPESTATUS[0]}"`))
+        .stdout.trim(),
+    );
+  await t.step("check of a dead pid: 3", async () => {
+    assertEquals(await piped(`check ${NO_PID}`), 3);
+    assertEquals(await piped(`check ${s.pid}`), 0);
+  });
+  await t.step("token --verify with a token that differs: 3", async () => {
+    assertEquals(await piped(`token --verify ${s.pid} 1`), 3);
+  });
+  await t.step("continuation-check: stop (12) and a dry run (never 0)", async () => {
+    assertEquals(await piped("continuation-check --key k"), 12);
+    assertEquals(await piped("continuation-check --key k --json"), 12);
+  });
+  await t.step("list | head: still 0", async () => {
+    assertEquals(await piped("list --all"), 0);
+  });
+});
+
+Deno.test("bytes that are not UTF-8 in variables and the cwd are never an unexpected failure", async (t) => {
+  await using dir = await tempDir();
+  await using s = spawnSleeper();
+  const home = `${dir.path}/home`;
+  const ff = `$(printf 'x\\377')`;
+  const vars = [
+    "TMUX_PANE",
+    "ROSTER_SESSION_ID",
+    "CLAUDE_CODE_SESSION_ID",
+    "ROSTER_AGENT",
+    "ROSTER_RUNTIME",
+    "ROSTER_SESSION_PID",
+    "CLAUDE_PID",
+    "CLAUDE_CONFIG_DIR",
+    "ROSTER_TEST_PAUSE_AT",
+  ];
+  const commands = [
+    `register --pid ${s.pid} --home '${home}'`,
+    `unregister --home '${home}'`,
+    `unregister --pid ${NO_PID} --home '${home}'`,
+    `whoami --home '${home}'`,
+    `list --discover --home '${home}'`,
+    `check ${s.pid} --home '${home}'`,
+  ];
+  await t.step("every variable roster reads, with every hook command", async () => {
+    for (const v of vars) {
+      for (const c of commands) {
+        const r = await bash(`export ${v}=${ff}; roster ${c}`);
+        const what = `${v} with ${c}: exit ${r.code}: ${r.stderr}`;
+        assert(!/Unexpected failure/.test(r.stderr), what);
+        assert(!hasStackTrace(r.stderr), what);
+        assert(r.code === 0 || r.code === 1 || r.code === 2, what);
+        if (c.startsWith("unregister")) assertEquals(r.code, 0, what);
+        if (r.code !== 0) assertMatch(r.stderr, new RegExp(`Invalid ${v}: not valid UTF-8`), what);
+      }
+    }
+  });
+  await t.step("HOME and ROSTER_HOME: a usage error naming the variable", async () => {
+    for (const v of ["HOME", "ROSTER_HOME", "XDG_STATE_HOME"]) {
+      const r = await bash(`unset ROSTER_HOME; export ${v}=${ff}; roster list`);
+      assertEquals(r.code, 2, `${v}: ${r.stderr}`);
+      assertOneLine(r, new RegExp(`^roster: Invalid ${v}: not valid UTF-8`));
+    }
+  });
+  await t.step(
+    "unregister --pid at session end removes the record despite the bad value",
+    async () => {
+      const gone = spawnSleeper();
+      await rosterJson(home, ["register", "--pid", String(gone.pid)]);
+      await gone.kill();
+      const r = await bash(
+        `export CLAUDE_PID=${ff} ROSTER_SESSION_PID=${ff}; roster unregister --pid ${gone.pid} --home '${home}'`,
+      );
+      assertEquals(r.code, 0, r.stderr);
+      assert(!exists(`${hostDir(home)}/${gone.pid}.json`), r.stdout);
+    },
+  );
+  await t.step("a cwd that is not UTF-8: registered, its cwd unknown (null)", async () => {
+    const r = await bash(
+      `mkdir -p '${dir.path}'/${ff} && cd '${dir.path}'/${ff} && roster register --pid ${s.pid} --home '${home}' --json`,
+    );
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals((JSON.parse(r.stdout) as Row).cwd, null);
+    const listed = await rosterJson<Row[]>(home, ["list"]);
+    assertEquals(listed.find((x) => x.session_pid === s.pid)?.liveness, "alive");
+  });
+  await t.step("a cwd deeper than PATH_MAX is not blamed on --cwd", async () => {
+    const name = "d".repeat(200);
+    const r = await bash(
+      `cd '${dir.path}' && for i in $(seq 25); do mkdir -p ${name} && cd ${name} || exit 9; done; ` +
+        `roster register --pid ${s.pid} --home '${home}' --json`,
+    );
+    assert(!/--cwd/.test(r.stderr), r.stderr);
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals((JSON.parse(r.stdout) as Row).cwd, null);
+  });
+});
+
+Deno.test("a relative HOME never puts the store under the current directory", async () => {
+  await using dir = await tempDir();
+  await using s = spawnSleeper();
+  const r = await bash(
+    `cd '${dir.path}' && unset ROSTER_HOME XDG_STATE_HOME; HOME=rel roster register --pid ${s.pid}`,
+  );
+  assertEquals(r.code, 2, r.stderr);
+  assertOneLine(r, /^roster: Invalid HOME: not an absolute path: rel/);
+  assertEquals(entries(dir.path), []);
+});
+
+Deno.test("an empty hostname: the record reads back valid and alive", async () => {
+  const perl = new Deno.Command("sh", { args: ["-c", "command -v perl && command -v unshare"] })
+    .outputSync();
+  if (!perl.success || Deno.uid() !== 0 || Deno.build.arch !== "x86_64") {
+    console.log("skipped: needs root, perl and unshare on x86_64 Linux (a private UTS namespace)");
+    return;
+  }
+  await using home = await tempDir();
+  await using s = spawnSleeper();
+  // sethostname(2) with length 0 (syscall 170 on x86_64), in a private UTS namespace.
+  const r = await bash(
+    `exec unshare -u bash -c 'perl -e \"my \\$h = q(); syscall(170, \\$h, 0) == 0 or die\" && ` +
+      `[ -z "$(cat /proc/sys/kernel/hostname)" ] && roster register --pid ${s.pid} --home "$0" && ` +
+      `roster list --json --all --home "$0"' '${home.path}'`,
+  );
+  assertEquals(r.code, 0, r.stderr);
+  const rows = JSON.parse(r.stdout.slice(r.stdout.indexOf("["))) as Row[];
+  assertEquals(rows.map((x) => [x.session_pid, x.liveness, x.malformed]), [[
+    s.pid,
+    "alive",
+    false,
+  ]]);
+});
+
+Deno.test("links and loose directories at every level: nothing is written through them", async (t) => {
+  await using s = spawnSleeper();
+  const register = (home: string) => roster(["register", "--pid", String(s.pid), "--home", home]);
+  for (const level of ["sessions", "host"]) {
+    await t.step(
+      `a symlinked ${level} directory: refused every time, the target untouched`,
+      async () => {
+        await using dir = await tempDir();
+        const home = `${dir.path}/home`;
+        const target = `${dir.path}/target`;
+        Deno.mkdirSync(target, { mode: 0o700 });
+        if (level === "sessions") {
+          Deno.mkdirSync(home, { mode: 0o700 });
+          Deno.symlinkSync(target, `${home}/sessions`);
+        } else {
+          Deno.mkdirSync(`${home}/sessions`, { recursive: true, mode: 0o700 });
+          Deno.symlinkSync(target, hostDir(home));
+        }
+        for (let i = 0; i < 3; i++) {
+          const r = await register(home);
+          assertEquals(r.code, 1, `call ${i + 1}: ${r.stdout}`);
+          assertOneLine(r, /^roster: Store directory is a symbolic link: /);
+        }
+        assertEquals(entries(target), []);
+        const l = await roster(["list", "--home", home]);
+        assertEquals(l.code, 1, l.stdout);
+      },
+    );
+  }
+  await t.step(
+    "a record that is a link to a file elsewhere: unregister leaves the target",
+    async () => {
+      await using dir = await tempDir();
+      const home = `${dir.path}/home`;
+      await rosterJson(home, ["register", "--pid", String(s.pid)]);
+      const victim = `${dir.path}/victim.json`;
+      Deno.writeTextFileSync(victim, "keep");
+      const gone = NO_PID + 7;
+      Deno.symlinkSync(victim, `${hostDir(home)}/${gone}.json`);
+      await roster(["unregister", "--pid", String(gone), "--home", home]);
+      await roster(["prune", "--older-than", "0s", "--home", home]);
+      assertEquals(Deno.readTextFileSync(victim), "keep");
+    },
+  );
+  await t.step("a home whose parent anyone may rewrite (0777, not sticky): refused", async () => {
+    await using dir = await tempDir();
+    const open = `${dir.path}/open`;
+    Deno.mkdirSync(open);
+    Deno.chmodSync(open, 0o777);
+    const home = `${open}/home`;
+    for (const args of [["register", "--pid", String(s.pid)], ["list"]]) {
+      const r = await roster([...args, "--home", home]);
+      assertEquals(r.code, 1, `${args[0]}: ${r.stdout}`);
+      assertOneLine(r, /^roster: .*another user.*: .*\/open\n$/);
+    }
+    assertEquals(entries(open), []);
+  });
+  await t.step("the same parent, sticky (like /tmp): accepted, the entry is checked", async () => {
+    await using dir = await tempDir();
+    const shared = `${dir.path}/shared`;
+    Deno.mkdirSync(shared);
+    Deno.chmodSync(shared, 0o1777);
+    const r = await register(`${shared}/home`);
+    assertEquals(r.code, 0, r.stderr);
+  });
+  await t.step("a symlinked continuations/ is refused; nothing is written through it", async () => {
+    await using dir = await tempDir();
+    const home = `${dir.path}/home`;
+    await rosterJson(home, ["register", "--pid", String(s.pid)]);
+    const target = `${dir.path}/target`;
+    Deno.mkdirSync(target, { mode: 0o700 });
+    Deno.symlinkSync(target, `${home}/continuations`);
+    const r = await roster([
+      "continuation-plan",
+      "--key",
+      "k",
+      "--session",
+      String(s.pid),
+      "--home",
+      home,
+    ]);
+    assertEquals(r.code, 1, r.stdout);
+    assertOneLine(r, /symbolic link/);
+    assertEquals(entries(target), []);
+  });
+  await t.step("a ledger whose parent anyone may rewrite: no plan, no claim", async () => {
+    await using dir = await tempDir();
+    const home = `${dir.path}/home`;
+    const gone = spawnSleeper();
+    await rosterJson(home, ["register", "--pid", String(gone.pid), "--session-id", "S1"], {
+      env: { TMUX_PANE: PANE },
+    });
+    await gone.kill();
+    const open = `${dir.path}/open`;
+    Deno.mkdirSync(open);
+    Deno.chmodSync(open, 0o777);
+    const ledger = `${open}/ledger`;
+    const plan = await roster([
+      "continuation-plan",
+      "--key",
+      "k",
+      "--session",
+      String(gone.pid),
+      "--release",
+      "--home",
+      home,
+      "--ledger",
+      ledger,
+    ]);
+    assertEquals(plan.code, 1, plan.stdout);
+    assertOneLine(plan, /another user/);
+    // A ledger someone else planted there: the check refuses to claim in it.
+    Deno.mkdirSync(ledger, { mode: 0o700 });
+    const c = await roster(
+      [
+        "continuation-check",
+        "--key",
+        "k",
+        "--claim",
+        "--facts",
+        "-",
+        "--home",
+        home,
+        "--ledger",
+        ledger,
+      ],
+      { stdin: JSON.stringify(FACTS) },
+    );
+    assertEquals(c.code, 1, c.stdout);
+    assertEquals(entries(ledger), []);
+  });
+});
+
+Deno.test("FIFOs swapped in under a racing writer never hang list or register", async () => {
+  await using home = await tempDir();
+  await using s = spawnSleeper();
+  await rosterJson(home.path, ["register", "--pid", String(s.pid)]);
+  const dir = hostDir(home.path);
+  const good = Deno.readTextFileSync(`${dir}/${s.pid}.json`);
+  // The writer swaps each name between a regular record and a FIFO (a hard link renamed over
+  // it), as fast as it can: a reader's look and its open land on different files.
+  const swapper = `
+    const [dir, good] = Deno.args;
+    const n = 16;
+    for (let i = 0; i < n; i++) {
+      const pid = ${NO_PID} + 100 + i;
+      Deno.writeTextFileSync(dir + "/f" + i, good.replace(/"session_pid": \\d+/, '"session_pid": ' + pid), { mode: 0o600 });
+      new Deno.Command("mkfifo", { args: [dir + "/p" + i] }).outputSync();
+    }
+    for (;;) {
+      for (let i = 0; i < n; i++) {
+        const name = dir + "/" + (${NO_PID} + 100 + i) + ".json";
+        for (const src of ["/f", "/p"]) {
+          try { Deno.linkSync(dir + src + i, dir + "/t" + i); Deno.renameSync(dir + "/t" + i, name); } catch {}
+        }
+      }
+    }`;
+  const writer = new Deno.Command(Deno.execPath(), {
+    args: ["eval", swapper, dir, good],
+    stdin: "null",
+    stdout: "null",
+    stderr: "inherit",
+  }).spawn();
+  try {
+    await new Promise((ok) => setTimeout(ok, 500));
+    const runs: Promise<CliResult>[] = [];
+    for (let i = 0; i < 40; i++) {
+      runs.push(
+        i % 4 === 3
+          ? roster(["register", "--pid", String(s.pid), "--home", home.path], { timeoutMs: 8_000 })
+          : roster(["list", "--all", "--home", home.path], { timeoutMs: 8_000 }),
+      );
+      if (runs.length % 4 === 0) {
+        for (const r of await Promise.all(runs.splice(0))) {
+          assertEquals(r.code, 0, r.stderr);
+        }
+      }
+    }
+  } finally {
+    writer.kill("SIGKILL");
+    await writer.status;
+  }
+});
+
+Deno.test("list --discover: unrelated files never push a live session past the cap", async () => {
+  await using dir = await tempDir();
+  await using home = await tempDir();
+  const sessions = `${dir.path}/sessions`;
+  Deno.mkdirSync(sessions);
+  const live = Array.from({ length: 5 }, () => spawnSleeper());
+  try {
+    for (const p of live) {
+      writeJson(`${sessions}/${p.pid}.json`, {
+        pid: p.pid,
+        sessionId: `s-${p.pid}`,
+        cwd: "/w",
+        startedAt: Date.now(),
+      });
+    }
+    for (let i = 0; i < 20_000; i++) Deno.writeTextFileSync(`${sessions}/notes-${i}.txt`, "");
+    const rows = await rosterJson<Row[]>(home.path, ["list", "--discover"], {
+      env: { CLAUDE_CONFIG_DIR: dir.path },
+    });
+    assertEquals(
+      rows.map((r) => r.session_pid).sort(),
+      live.map((p) => p.pid).sort(),
+    );
+  } finally {
+    for (const p of live) await p.kill();
+  }
+});
