@@ -19,24 +19,6 @@ const ME = WINDOWS ? -1 : Deno.uid();
 const SEP = WINDOWS ? "\\" : "/";
 const MAX_LINKS = 40;
 
-/** open(2) flags per OS: O_NOFOLLOW (the last component is never a link) and O_NONBLOCK. */
-function openFlags(): number {
-  switch (Deno.build.os) {
-    case "linux":
-    case "android":
-      // arm64 keeps 32-bit ARM's values for O_NOFOLLOW; others use asm-generic's.
-      return (Deno.build.arch === "aarch64" ? 0o100000 : 0o400000) | 0o4000;
-    case "darwin":
-    case "freebsd":
-    case "netbsd":
-      return 0x100 | 0x4;
-    default:
-      return 0;
-  }
-}
-const NOFOLLOW_NONBLOCK = openFlags();
-const NONBLOCK = WINDOWS ? 0 : NOFOLLOW_NONBLOCK & (0o4000 | 0x4);
-
 /** A trusted directory could not be had: one line, exit 1. */
 export class UntrustedError extends RosterError {
   constructor(message: string) {
@@ -198,28 +180,28 @@ export function privateChild(parent: string, name: string, create: boolean): str
 }
 
 /**
- * Opens `path` as a regular file: never through a link at the last component (O_NOFOLLOW),
- * never blocking on a FIFO (O_NONBLOCK), with its type checked on the open handle, so what
- * is read is what was judged. Throws NotRegularError saying what it is instead; NotFound
- * passes through.
+ * Opens the regular file at `path` that `judged` (the caller's lstat; null: any regular file)
+ * describes, never blocking and never reading through a link. Deno ignores customFlags, so
+ * there is no O_NOFOLLOW or O_NONBLOCK: the file is opened for reading and writing (such an
+ * open never blocks on a FIFO, on Linux and the BSDs; nothing is written), or read-only when
+ * it may not be written (then its owner swapped nothing in: a read-only file system, or a
+ * mode the caller set), and its type and identity are checked on the open handle. A FIFO,
+ * device or link swapped in since the lstat is closed unread: NotRegularError says what it
+ * is. NotFound passes through.
  */
 export function openRegular(
   path: string,
-  options: Deno.OpenOptions = { read: true },
-  follow = false,
+  judged: Deno.FileInfo | null,
+  options: { append?: boolean } = {},
 ): { file: Deno.FsFile; info: Deno.FileInfo } {
   let file: Deno.FsFile;
   try {
-    file = Deno.openSync(path, {
-      ...options,
-      ...(WINDOWS ? {} : { customFlags: follow ? NONBLOCK : NOFOLLOW_NONBLOCK }),
-    });
+    file = Deno.openSync(path, { read: true, write: true, append: options.append });
   } catch (err) {
-    // ELOOP: the last component is a link (O_NOFOLLOW refused it).
-    if (!(err instanceof Deno.errors.NotFound) && lstat(path)?.isSymlink) {
-      throw new NotRegularError("is a symbolic link");
+    if (options.append || !(err instanceof Deno.errors.PermissionDenied || isReadOnlyFs(err))) {
+      throw err;
     }
-    throw err;
+    file = Deno.openSync(path, { read: true });
   }
   let info: Deno.FileInfo;
   try {
@@ -228,9 +210,18 @@ export function openRegular(
     file.close();
     throw err;
   }
-  if (!info.isFile) {
+  const problem = !info.isFile
+    ? "not a regular file"
+    : judged !== null && (info.ino !== judged.ino || info.dev !== judged.dev)
+    ? "changed while being read"
+    : null;
+  if (problem !== null) {
     file.close();
-    throw new NotRegularError("not a regular file");
+    throw new NotRegularError(problem);
   }
   return { file, info };
+}
+
+function isReadOnlyFs(err: unknown): boolean {
+  return err instanceof Error && /read-only file system|EROFS|os error 30\b/i.test(err.message);
 }
