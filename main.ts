@@ -4,6 +4,7 @@
  */
 import { parseArgs } from "./src/cli/args.ts";
 import { Context, writeAll } from "./src/cli/context.ts";
+import { printable, printableLines } from "./src/cli/terminal.ts";
 import { RosterError, UsageError } from "./src/errors.ts";
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -31,20 +32,36 @@ export async function main(argv: readonly string[]): Promise<number> {
     const mod = await args.command.load();
     return await mod.run(new Context(args), args);
   } catch (err) {
-    // The reader went away (`roster list | head -1`): nothing is wrong, there is no one to tell.
+    // The reader of --help or --version went away (`roster --help | head -1`): nothing is
+    // wrong. Commands keep their exit code when theirs goes away (cli/context.ts).
     if (err instanceof Deno.errors.BrokenPipe) return 0;
     if (err instanceof RosterError) {
-      writeAll(Deno.stderr, `roster: ${err.message}\n`);
+      tell(err.message);
       return err.exitCode;
     }
     if (err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.NotCapable) {
-      writeAll(Deno.stderr, `roster: Permission denied: ${(err as Error).message}\n`);
+      tell(`Permission denied: ${(err as Error).message}`);
       return 1;
     }
     const message = err instanceof Error ? err.message : String(err);
-    writeAll(Deno.stderr, `roster: Unexpected failure: ${message}\n`);
-    if (Deno.env.get("ROSTER_DEBUG")) writeAll(Deno.stderr, `${(err as Error)?.stack}\n`);
+    tell(`Unexpected failure: ${message}`);
+    if (debugging()) writeAll(Deno.stderr, printableLines(`${(err as Error)?.stack}\n`));
     return 1;
+  }
+}
+
+/** One line on stderr, escaped (paths and values in messages come from others). */
+function tell(message: string) {
+  try {
+    writeAll(Deno.stderr, `roster: ${printable(message)}\n`);
+  } catch { /* no one is reading stderr: the exit code still says it */ }
+}
+
+function debugging(): boolean {
+  try {
+    return Boolean(Deno.env.get("ROSTER_DEBUG"));
+  } catch {
+    return false;
   }
 }
 

@@ -4,11 +4,19 @@
  */
 import { UsageError } from "./errors.ts";
 
-/** The value of `name`; undefined when unset; a usage error naming it when not UTF-8. */
+/** A variable whose value is not valid UTF-8: a usage error naming it (exit 2). */
+export class EnvEncodingError extends UsageError {
+  constructor(readonly variable: string) {
+    super(`Invalid ${variable}: not valid UTF-8`);
+    this.name = "EnvEncodingError";
+  }
+}
+
+/** The value of `name`; undefined when unset; EnvEncodingError when it is not UTF-8. */
 export function envVar(name: string): string | undefined {
   try {
     return Deno.env.get(name);
   } catch {
-    throw new UsageError(`Invalid ${name}: not valid UTF-8`);
+    throw new EnvEncodingError(name);
   }
 }

@@ -5,6 +5,7 @@
  * has passed. Tests
  * SIGKILL it there to prove that no crash at that moment loses or tears anything.
  */
+import { envVar } from "./env.ts";
 import { UsageError } from "./errors.ts";
 
 const PAUSE_POINTS = [
@@ -24,7 +25,7 @@ let setting: PausePoint | null | undefined;
 /** ROSTER_TEST_PAUSE_AT, read once; an unknown value is a usage error, never ignored. */
 export function pauseSetting(): PausePoint | null {
   if (setting !== undefined) return setting;
-  const v = Deno.env.get("ROSTER_TEST_PAUSE_AT");
+  const v = envVar("ROSTER_TEST_PAUSE_AT");
   if (v === undefined || v === "") return setting = null;
   if (!(PAUSE_POINTS as readonly string[]).includes(v)) {
     throw new UsageError(

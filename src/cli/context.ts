@@ -9,17 +9,46 @@ import { LivenessJudge } from "../identity/liveness.ts";
 import type { ProcessBackend } from "../process/types.ts";
 import { checkHome, denoEnv, resolveHome } from "../registry/home.ts";
 import type { Parsed } from "./args.ts";
+import { printableLines, terminalJson } from "./terminal.ts";
 
 const encoder = new TextEncoder();
 
+/** Writes all of `text` to `fd` (a BrokenPipe error means the reader has gone away). */
 export function writeAll(fd: typeof Deno.stdout | typeof Deno.stderr, text: string) {
   const bytes = encoder.encode(text);
   let off = 0;
   while (off < bytes.length) off += fd.writeSync(bytes.subarray(off));
 }
 
+/**
+ * Writes a line for a person or a program. A reader that has gone away (`roster check X |
+ * true`, `list | head -1`) is no failure: later writes are dropped, and the command still
+ * returns the exit code that carries its answer.
+ */
+class Output {
+  #gone = false;
+  constructor(readonly fd: typeof Deno.stdout | typeof Deno.stderr) {}
+
+  /** Whether the reader has gone away. */
+  get gone(): boolean {
+    return this.#gone;
+  }
+
+  write(text: string) {
+    if (this.#gone) return;
+    try {
+      writeAll(this.fd, text.endsWith("\n") ? text : text + "\n");
+    } catch (err) {
+      if (!(err instanceof Deno.errors.BrokenPipe)) throw err;
+      this.#gone = true;
+    }
+  }
+}
+
 export class Context {
   readonly json: boolean;
+  readonly stdout = new Output(Deno.stdout);
+  readonly stderr = new Output(Deno.stderr);
   #home: string | undefined;
   #host: string | undefined;
   #judge: Promise<LivenessJudge> | undefined;
@@ -29,11 +58,17 @@ export class Context {
   }
 
   get home(): string {
-    return this.#home ??= checkHome(resolveHome(this.args.get("home"), denoEnv()));
+    if (this.#home === undefined) {
+      const home = resolveHome(this.args.get("home"), denoEnv());
+      this.#home = checkHome({ ...home, path: absolutePath(home.path, home.source ?? "home") });
+    }
+    return this.#home;
   }
 
   get host(): string {
-    return this.#host ??= Deno.hostname();
+    // An empty hostname (a container or namespace set up without one) would file records
+    // straight under sessions/, where they read back malformed: such a host is "localhost".
+    return this.#host ??= Deno.hostname() || "localhost";
   }
 
   backend(): Promise<ProcessBackend> {
@@ -47,17 +82,40 @@ export class Context {
     );
   }
 
-  out(text: string) {
-    writeAll(Deno.stdout, text.endsWith("\n") ? text : text + "\n");
+  /**
+   * Text for a person on stdout, escaped line by line (terminal.ts); `escaped`: text already
+   * made printable by its caller (a table with colours).
+   */
+  out(text: string, escaped = false) {
+    this.stdout.write(escaped ? text : printableLines(text));
   }
 
+  /** JSON on stdout: the same JSON, with nothing a terminal acts on (terminal.ts). */
   printJson(value: unknown) {
-    this.out(JSON.stringify(value, null, 2));
+    this.stdout.write(terminalJson(JSON.stringify(value, null, 2)));
   }
 
+  /** A message on stderr, escaped line by line. */
   err(text: string) {
-    writeAll(Deno.stderr, text.endsWith("\n") ? text : text + "\n");
+    this.stderr.write(printableLines(text));
   }
+}
+
+/**
+ * `path` made absolute against the current directory (a usage error naming `what` when that
+ * cannot be read): every later check walks the path from `/`.
+ */
+export function absolutePath(path: string, what: string): string {
+  if (/^([A-Za-z]:)?[\\/]/.test(path)) return path;
+  let cwd: string;
+  try {
+    cwd = Deno.cwd();
+  } catch {
+    throw new UsageError(
+      `Invalid ${what}: a relative path, and the current directory cannot be read: ${path}`,
+    );
+  }
+  return `${cwd}${Deno.build.os === "windows" ? "\\" : "/"}${path}`;
 }
 
 /** A directory given on the command line, as its real path; a usage error otherwise. */

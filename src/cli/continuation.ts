@@ -6,7 +6,7 @@ import { defaultLedger } from "../continuation/ledger.ts";
 import { isValidKey, KEY_RULE, type Plan } from "../continuation/schema.ts";
 import { UsageError } from "../errors.ts";
 import type { Parsed } from "./args.ts";
-import type { Context } from "./context.ts";
+import { absolutePath, type Context } from "./context.ts";
 
 export function requireKey(args: Parsed): string {
   const key = args.get("key");
@@ -26,7 +26,7 @@ export function ledgerDir(ctx: Context, args: Parsed): string {
   if (flag === "") {
     throw new UsageError("Invalid --ledger: expected a directory path, got an empty string");
   }
-  return flag ?? defaultLedger(ctx.home);
+  return flag === undefined ? defaultLedger(ctx.home) : absolutePath(flag, "--ledger");
 }
 
 export function printPlan(ctx: Context, plan: Plan, verb: string) {

@@ -1,11 +1,21 @@
 /** Human output: the `list` table and one-line row descriptions. Colour only on a terminal. */
 import type { Row } from "../registry/row.ts";
+import { printable } from "./terminal.ts";
 import { formatAge, parseTime } from "../time.ts";
 
 const COLOURS = { alive: "\x1b[32m", dead: "\x1b[31m", unknown: "\x1b[33m" } as const;
 
 export function useColour(): boolean {
-  return Deno.stdout.isTerminal() && !Deno.env.get("NO_COLOR");
+  return Deno.stdout.isTerminal() && !noColor();
+}
+
+/** NO_COLOR set to anything (even bytes that are not UTF-8) turns colour off. */
+function noColor(): boolean {
+  try {
+    return Boolean(Deno.env.get("NO_COLOR"));
+  } catch {
+    return true;
+  }
 }
 
 export function describeRow(row: Row): string {
@@ -18,7 +28,11 @@ function age(row: Row, now: number): string {
   return t === null ? "-" : formatAge(now - t);
 }
 
-/** A plain-text table; control characters in stored strings are made visible, never sent. */
+/**
+ * A plain-text table; everything a terminal acts on in stored strings and paths is made
+ * visible (terminal.ts), never sent. Print it with `ctx.out(text, true)`: only its colours
+ * are escapes.
+ */
 export function renderTable(rows: Row[], colour: boolean, now = Date.now()): string {
   // `list --discover` rows say where they come from (roster's store, Claude Code's own files).
   const sourced = rows.some((r) => "source" in r);
@@ -49,13 +63,4 @@ export function renderTable(rows: Row[], colour: boolean, now = Date.now()): str
       return colour && liveness && i === 1 ? `${COLOURS[liveness]}${padded}\x1b[0m` : padded;
     }).join("  ").trimEnd();
   return [line(header), ...cells.map((c, i) => line(c, rows[i].liveness))].join("\n") + "\n";
-}
-
-/** Control characters in stored strings are made visible (`\x1b`), never sent to a terminal. */
-export function printable(s: string): string {
-  return s.replace(
-    // deno-lint-ignore no-control-regex
-    /[\x00-\x1f\x7f\x9b]/g,
-    (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`,
-  );
 }

@@ -36,5 +36,11 @@ export function printableLines(text: string): string {
  * decodes back to it.
  */
 export function terminalJson(json: string): string {
-  return json.replace(UNSAFE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return json.replace(
+    UNSAFE_IN_JSON,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
+
+/** UNSAFE less C0: JSON.stringify escapes C0 in strings, and its newlines are layout. */
+const UNSAFE_IN_JSON = /[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;

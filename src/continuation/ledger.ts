@@ -8,7 +8,7 @@
  * reader ever sees a torn one.
  */
 import { RosterError } from "../errors.ts";
-import { ensurePrivateDir, join } from "../fs/dir.ts";
+import { baseName, join, parentOf, privateChild, trustedDir } from "../fs/dir.ts";
 import { exists, readJson } from "../fs/read.ts";
 import { createExclusive, writeAtomic } from "../fs/write.ts";
 import type { Mode } from "./rules.ts";
@@ -122,28 +122,38 @@ export function readOutcomeId(dir: string, key: string): string | null | undefin
 // ---------------------------------------------------------------------------------------
 // Writing
 
-export function ensureLedger(dir: string): string {
-  return ensurePrivateDir(dir);
-}
-
 /**
- * A claim is only as permanent as the directory holding it: in a ledger that another user
- * may write to (or that is not ours), a claim could be removed and a key dispatched twice.
- * Such a ledger is refused before anything is claimed in it.
+ * The ledger directory `dir`, checked as fs/dir.ts says: no other user can rewrite any
+ * directory from `/` down to it, and it is the caller's own real directory (never a link),
+ * 0700. A claim is only as permanent as the directories holding it: where another user could
+ * move the ledger aside, a key could be dispatched twice. The home of the default ledger
+ * (`home` given, `dir` its continuations/) is tightened when loose, as the store does; any
+ * other parent that others may write to is refused. Returns null when it does not exist and
+ * `create` is not set.
  */
-export function assertPrivateLedger(dir: string) {
-  if (Deno.build.os === "windows") return;
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.statSync(dir);
-  } catch {
-    return; // no ledger yet: there is no plan in it to claim
-  }
-  if (info.uid !== Deno.uid() || ((info.mode ?? 0) & 0o022) !== 0) {
+export function checkLedger(dir: string, create: boolean, home?: string): string | null {
+  const own = home !== undefined && dir === defaultLedger(home);
+  const parent = trustedDir(parentOf(dir), own ? "the store" : "the ledger", {
+    create,
+    tighten: own,
+  });
+  if (parent === null) return null;
+  const ledger = privateChild(parent, baseName(dir), create, "Ledger");
+  if (ledger !== null && !create && ((Deno.lstatSync(ledger).mode ?? 0) & 0o022) !== 0) {
     throw new RosterError(
       `The ledger is not private (another user may write to it), so a claim there could be undone: ${dir}`,
     );
   }
+  return ledger;
+}
+
+export function ensureLedger(dir: string, home?: string): string {
+  return checkLedger(dir, true, home)!;
+}
+
+/** Refuses a ledger that another user could rewrite, before anything is claimed in it. */
+export function assertPrivateLedger(dir: string) {
+  checkLedger(dir, false);
 }
 
 export function writePlan(dir: string, plan: Plan) {

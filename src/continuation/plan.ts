@@ -113,7 +113,7 @@ export async function createPlan(place: PlanPlace, req: PlanRequest): Promise<Pl
   const { dir, judge } = place;
   const row = findRow(place.home, place.host, judge, req.pid);
   const plan = buildPlan(req, row, Date.now(), randomHex(16));
-  ensureLedger(dir);
+  ensureLedger(dir, place.home);
   await underLock(dir, judge, () => {
     refuseDecided(dir, req.key);
     writePlan(dir, plan);

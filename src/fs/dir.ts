@@ -1,82 +1,193 @@
 /**
- * Paths and private directories: a join for this OS, and directories created 0700 and
- * tightened when looser, never through a symbolic link.
+ * Paths and private directories: a join for this OS; directories that no other user can
+ * rewrite, checked from `/` down and created one component at a time without following links.
+ *
+ * Deno has no openat(2), so a path is resolved again by the kernel on every call. That is safe
+ * only when no other user can change any directory on it: then what was checked stays what is
+ * used. So every directory from `/` to a tree roster writes (the store's home, a ledger) must be
+ * owned by root or the caller, and one that others may write to must be sticky (like /tmp), with
+ * the entry on the path owned by root or the caller (the sticky bit keeps others from renaming
+ * or removing it). A link on the way is followed only when root or the caller owns it (in a
+ * checked directory nobody else can replace it), and its target is checked the same way. Below
+ * that root every directory must be the caller's own and never a link.
  */
 import { ioError, RosterError } from "../errors.ts";
 
-const SEP = Deno.build.os === "windows" ? "\\" : "/";
+const WINDOWS = Deno.build.os === "windows";
+const SEP = WINDOWS ? "\\" : "/";
 /** Joins path parts with this OS's separator (no normalisation: parts are already clean). */
 export const join = (...parts: string[]) => parts.join(SEP);
 
-const uid = Deno.build.os === "windows" ? null : Deno.uid();
+const ME = WINDOWS ? -1 : Deno.uid();
+const MAX_LINKS = 40;
 
-/** Whether `dir` is already a directory of ours that no one else may enter (no syscall more). */
-export function isPrivateDir(dir: string): boolean {
-  try {
-    const info = Deno.lstatSync(dir);
-    return info.isDirectory && ((info.mode ?? 0) & 0o077) === 0 && info.uid === uid;
-  } catch {
-    return false;
+/** A trusted directory could not be had: one line, exit 1. */
+export class UntrustedError extends RosterError {
+  constructor(message: string) {
+    super(message);
+    this.name = "UntrustedError";
   }
+}
+
+function lstat(path: string, what: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw ioError(what, path, err);
+  }
+}
+
+/** mkdir(2) of one directory, 0700; one that appeared meanwhile is checked by the caller. */
+function mkdirOne(path: string, what: string) {
+  try {
+    Deno.mkdirSync(path, { mode: 0o700 });
+  } catch (err) {
+    if (!(err instanceof Deno.errors.AlreadyExists)) throw ioError(what, path, err);
+  }
+}
+
+const writableByOthers = (i: Deno.FileInfo) => ((i.mode ?? 0) & 0o022) !== 0;
+const sticky = (i: Deno.FileInfo) => ((i.mode ?? 0) & 0o1000) !== 0;
+const trustedOwner = (uid: number | null) => uid === 0 || uid === ME;
+
+const under = (dir: string, name: string) => dir === SEP ? `${SEP}${name}` : `${dir}${SEP}${name}`;
+/** The directory holding `path` (`/` for a top-level one). */
+export const parentOf = (path: string) => path.slice(0, Math.max(path.lastIndexOf(SEP), 1));
+/** The last component of `path`. */
+export const baseName = (path: string) => path.slice(path.lastIndexOf(SEP) + 1);
+const parts = (path: string) => path.split(SEP).filter((c) => c !== "" && c !== ".");
+
+/** Why another user could rewrite the directory `info` describes; null when nobody can. */
+function othersCanRewrite(info: Deno.FileInfo): string | null {
+  if (!trustedOwner(info.uid)) return `owned by uid ${info.uid}`;
+  if (writableByOthers(info) && !sticky(info)) return "writable by group or others, not sticky";
+  return null;
 }
 
 /**
- * Makes `path` 0700 when it is looser. A `shared` directory (the user's home for roster's
- * files, say) is followed through a link and left alone when it is not ours or is a sticky
- * directory such as /tmp; any other directory must be ours and no link.
+ * The canonical path of the directory `path` (absolute), after checking every directory from
+ * `/` down to it as the module comment says. What does not exist yet is created one directory
+ * at a time (0700) when `create` is set; otherwise null says it is missing. The directory
+ * itself may be root's (not writable by others, or sticky) or the caller's; with `own` it
+ * must be the caller's. The caller's own loose directory is tightened to 0700 (unless sticky:
+ * a shared directory given as home is left alone), or with `tighten: false` refused. `label` names it in messages ("the
+ * store", "the ledger"). Refusals are UntrustedError: one line, exit 1.
  */
-export function tighten(path: string, shared: boolean) {
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.lstatSync(path);
-  } catch (err) {
-    throw ioError("Could not use the store", path, err);
+export function trustedDir(
+  path: string,
+  label: string,
+  { create, own = false, tighten = true }: { create: boolean; own?: boolean; tighten?: boolean },
+): string | null {
+  const what = `Could not use ${label}`;
+  if (WINDOWS) {
+    if (!create) return lstat(path, what) === null ? null : path;
+    try {
+      Deno.mkdirSync(path, { recursive: true });
+    } catch (err) {
+      throw ioError(what, path, err);
+    }
+    return path;
   }
-  if (info.isSymlink && shared) info = Deno.statSync(path);
-  if (!info.isDirectory) throw new RosterError(`Store path is not a directory: ${path}`);
-  const mode = info.mode ?? 0;
-  if ((mode & 0o077) === 0) return;
-  if (shared && (info.uid !== uid || (mode & 0o1000) !== 0)) return;
-  if (info.uid !== uid) {
-    throw new RosterError(`Store directory belongs to another user: ${path}`);
+  const refuse = (dir: string, why: string) =>
+    new UntrustedError(
+      `Refusing ${label}: another user can rewrite a directory on its path (${why}): ${dir}`,
+    );
+  const queue = parts(path);
+  let cur = SEP;
+  const root = othersCanRewrite(Deno.lstatSync(SEP));
+  if (root !== null) throw refuse(SEP, root);
+  let links = 0;
+  while (queue.length > 0) {
+    const name = queue.shift()!;
+    if (name === "..") {
+      cur = parentOf(cur); // already checked on the way down
+      continue;
+    }
+    const next = under(cur, name);
+    let entry = lstat(next, what);
+    if (entry === null) {
+      if (!create) return null;
+      mkdirOne(next, what);
+      entry = lstat(next, what);
+      if (entry === null) {
+        throw new UntrustedError(`${what}: it vanished while being created: ${next}`);
+      }
+    }
+    // Every directory so far is root's or the caller's, and a writable one is sticky: then
+    // only an entry of root's or the caller's own stays where it is.
+    if (!trustedOwner(entry.uid)) throw refuse(next, `owned by uid ${entry.uid}`);
+    if (entry.isSymlink) {
+      if (++links > MAX_LINKS) throw new UntrustedError(`${what}: too many links: ${path}`);
+      const target = Deno.readLinkSync(next);
+      queue.unshift(...parts(target));
+      if (target.startsWith(SEP)) cur = SEP;
+      continue;
+    }
+    if (!entry.isDirectory) throw new UntrustedError(`${what}: not a directory: ${next}`);
+    const last = queue.length === 0;
+    const problem = othersCanRewrite(entry);
+    if (last && own && entry.uid !== ME) {
+      throw new UntrustedError(`${what}: it belongs to another user: ${next}`);
+    }
+    if (problem !== null && (!last || !tighten || entry.uid !== ME)) throw refuse(next, problem);
+    if (
+      last && tighten && entry.uid === ME && ((entry.mode ?? 0) & 0o077) !== 0 && !sticky(entry)
+    ) {
+      try {
+        Deno.chmodSync(next, 0o700); // the caller's own loose directory: theirs to tighten
+      } catch (err) {
+        throw ioError("Could not tighten permissions", next, err);
+      }
+    }
+    cur = next;
   }
-  try {
-    Deno.chmodSync(path, 0o700);
-  } catch (err) {
-    throw ioError("Could not tighten permissions", path, err);
-  }
-}
-
-/** Creates a directory and its parents (0700), tightening it when looser; never a symlink. */
-export function ensurePrivateDir(dir: string): string {
-  try {
-    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw ioError("Could not create the directory", dir, err);
-  }
-  if (Deno.build.os !== "windows") tighten(dir, false);
-  return dir;
+  return cur;
 }
 
 /**
- * The names of the directories in `dir` ([] when it does not exist). `dir` itself must be a
- * real directory: a link there could lead out of the tree. `what` names the tree in errors
- * ("store": "Store directory is a symbolic link", "Could not read the store").
+ * The directory `name` inside the checked directory `parent`: the caller's own real directory
+ * (never a link), tightened to 0700 when looser. Created (0700) when `create` is set; null
+ * when missing otherwise.
  */
-export function listDirs(dir: string, what: string): string[] {
-  const names: string[] = [];
-  try {
-    if (Deno.lstatSync(dir).isSymlink) {
-      throw new RosterError(
-        `${what[0].toUpperCase()}${what.slice(1)} directory is a symbolic link: ${dir}`,
-      );
+export function privateChild(
+  parent: string,
+  name: string,
+  create: boolean,
+  label = "Store",
+): string | null {
+  const path = join(parent, name);
+  const what = `Could not use the ${label.toLowerCase()}`;
+  let info = lstat(path, what);
+  if (info === null) {
+    if (!create) return null;
+    if (WINDOWS) {
+      try {
+        Deno.mkdirSync(path, { recursive: true });
+      } catch (err) {
+        throw ioError("Could not create the store", path, err);
+      }
+      return path;
     }
-    for (const e of Deno.readDirSync(dir)) {
-      if (e.isDirectory) names.push(e.name);
+    mkdirOne(path, "Could not create the store");
+    info = lstat(path, what);
+    if (info === null) {
+      throw new UntrustedError(`${what}: it vanished while being created: ${path}`);
     }
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return [];
-    throw ioError(`Could not read the ${what}`, dir, err);
   }
-  return names.sort();
+  if (info.isSymlink) throw new UntrustedError(`${label} directory is a symbolic link: ${path}`);
+  if (!info.isDirectory) throw new UntrustedError(`${label} path is not a directory: ${path}`);
+  if (WINDOWS) return path;
+  if (info.uid !== ME) {
+    throw new UntrustedError(`${label} directory belongs to another user: ${path}`);
+  }
+
+  if (create && ((info.mode ?? 0) & 0o077) !== 0) {
+    try {
+      Deno.chmodSync(path, 0o700);
+    } catch (err) {
+      throw ioError("Could not tighten permissions", path, err);
+    }
+  }
+  return path;
 }

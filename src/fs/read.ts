@@ -68,12 +68,9 @@ export function readSmallFile(path: string, maxBytes = MAX_SMALL_FILE): FileResu
   if (info.mode !== null && (info.mode & 0o022) !== 0) return bad("writable by group or others");
   let bytes: Uint8Array;
   try {
-    using file = Deno.openSync(path, { read: true });
-    const opened = file.statSync();
-    if (!opened.isFile || opened.ino !== info.ino || opened.dev !== info.dev) {
-      return bad(CHANGED);
-    }
-    bytes = readAtMost(file, maxBytes + 1, opened.size);
+    using file = openJudged(path, info, { read: true });
+    if (file === null) return bad(CHANGED);
+    bytes = readAtMost(file, maxBytes + 1, info.size);
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return null;
     return bad(`cannot read: ${errText(err)}`);
@@ -102,15 +99,15 @@ export function readJson(path: string): FileResult<unknown> | null {
 
 /**
  * Opens `path` only as the regular file `judged` describes (the caller's lstat, or stat for a
- * link it follows; null: any regular file, for one just created). A file swapped in between
- * is closed and null is returned.
+ * link it follows; null: any regular file, for one just created), checked on the open handle.
+ * A FIFO, device or other file swapped in between is closed unread and null is returned.
  */
 export function openJudged(
   path: string,
   judged: Deno.FileInfo | null,
   options: Deno.OpenOptions,
 ): Deno.FsFile | null {
-  const file = Deno.openSync(path, options);
+  const file = openWithoutBlocking(path, options);
   try {
     const opened = file.statSync();
     const same = judged === null || (opened.ino === judged.ino && opened.dev === judged.dev);
@@ -121,6 +118,30 @@ export function openJudged(
   }
   file.close();
   return null;
+}
+
+/**
+ * Opens `path` so that a FIFO swapped in for the file never blocks. Deno ignores customFlags,
+ * so there is no O_NONBLOCK: the file is opened for reading and writing instead (such an open
+ * never waits for a FIFO's other end, on Linux and the BSDs; nothing is written). A file that
+ * may not be written is opened as asked: on a read-only file system nobody swaps files, and a
+ * mode that forbids writing was set by the file's owner. (Windows has no FIFOs.)
+ */
+function openWithoutBlocking(path: string, options: Deno.OpenOptions): Deno.FsFile {
+  if (Deno.build.os === "windows") return Deno.openSync(path, options);
+  if (options.write || options.append) return Deno.openSync(path, { ...options, read: true });
+  try {
+    return Deno.openSync(path, { ...options, read: true, write: true });
+  } catch (err) {
+    if (err instanceof Deno.errors.PermissionDenied || isReadOnlyFs(err)) {
+      return Deno.openSync(path, options);
+    }
+    throw err;
+  }
+}
+
+function isReadOnlyFs(err: unknown): boolean {
+  return err instanceof Error && /read-only file system|EROFS|os error 30\b/i.test(err.message);
 }
 
 /**

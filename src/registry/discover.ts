@@ -30,7 +30,7 @@ const START_MARGIN_MS = 30_000;
 /** Far-future limit of a JavaScript Date; anything beyond is not a time. */
 const MAX_DATE_MS = 8.64e15;
 const MAX_TEXT = 4096;
-/** A home with thousands of stale files must not make `list` slow: read at most this many. */
+/** A home with thousands of stale session files must not make `list` slow: read at most this many. */
 const MAX_FILES = 4096;
 
 /** Pure: the directory holding Claude Code's session files, or null without a home. */
@@ -140,8 +140,11 @@ export function discoverClaude(dir: string, judge: LivenessJudge): SourcedRow[] 
   try {
     names = [];
     for (const e of Deno.readDirSync(dir)) {
+      // Only session-file names count toward the cap: unrelated files (notes, backups,
+      // another tool's) must not push a live session past it.
+      if (!e.isFile || !RECORD_NAME.test(e.name)) continue;
       if (names.length >= MAX_FILES) break;
-      if (e.isFile) names.push(e.name);
+      names.push(e.name);
     }
   } catch {
     return rows;

@@ -1,4 +1,5 @@
 /** Where the store lives: `--home`, else `$ROSTER_HOME`, else the platform's state directory. */
+import { envVar } from "../env.ts";
 import { UsageError } from "../errors.ts";
 
 export interface HomeEnv {
@@ -25,6 +26,12 @@ export function resolveHome(flag: string | undefined, env: HomeEnv): Home {
   return { path: defaultHome(env), source: null };
 }
 
+/** A relative HOME would put the store under whatever directory roster runs in. */
+function absoluteHome(home: string): string {
+  if (!home.startsWith("/")) throw new UsageError(`Invalid HOME: not an absolute path: ${home}`);
+  return home;
+}
+
 function defaultHome(env: HomeEnv): string {
   const home = env.get(env.os === "windows" ? "USERPROFILE" : "HOME");
   switch (env.os) {
@@ -34,20 +41,20 @@ function defaultHome(env: HomeEnv): string {
       break;
     }
     case "darwin":
-      if (home) return `${home}/Library/Application Support/roster`;
+      if (home) return `${absoluteHome(home)}/Library/Application Support/roster`;
       break;
     default: {
       const xdg = env.get("XDG_STATE_HOME");
       // The XDG spec says relative paths are invalid and must be ignored.
       if (xdg && xdg.startsWith("/")) return `${xdg}/roster`;
-      if (home) return `${home}/.local/state/roster`;
+      if (home) return `${absoluteHome(home)}/.local/state/roster`;
     }
   }
   throw new UsageError("Cannot find a home for the store: pass --home DIR or set ROSTER_HOME");
 }
 
 export function denoEnv(): HomeEnv {
-  return { os: Deno.build.os, get: (name) => Deno.env.get(name) };
+  return { os: Deno.build.os, get: envVar };
 }
 
 /**

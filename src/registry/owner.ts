@@ -169,12 +169,14 @@ export function namedPid(input: Pick<OwnerInput, "flagPid" | "env">): {
   source: PidSource;
   what: string;
 } | null {
-  const given: [PidSource, string, string | undefined][] = [
-    ["flag", "--pid", input.flagPid],
-    ["ROSTER_SESSION_PID", "ROSTER_SESSION_PID", input.env("ROSTER_SESSION_PID")],
-    ["CLAUDE_PID", "CLAUDE_PID", input.env("CLAUDE_PID")],
+  // Read in order and only as far as needed: a flag makes the variables irrelevant.
+  const given: [PidSource, string, () => string | undefined][] = [
+    ["flag", "--pid", () => input.flagPid],
+    ["ROSTER_SESSION_PID", "ROSTER_SESSION_PID", () => input.env("ROSTER_SESSION_PID")],
+    ["CLAUDE_PID", "CLAUDE_PID", () => input.env("CLAUDE_PID")],
   ];
-  for (const [source, what, value] of given) {
+  for (const [source, what, read] of given) {
+    const value = read();
     if (value !== undefined) return { pid: parsePid(value, what), source, what };
   }
   return null;

@@ -4,8 +4,8 @@
  * host directory's lock, and every removal re-reads and re-judges its candidate right before
  * it acts.
  */
-import { ioError, RosterError } from "../errors.ts";
-import { isPrivateDir, join, listDirs, tighten } from "../fs/dir.ts";
+import { ioError } from "../errors.ts";
+import { join, privateChild, trustedDir, UntrustedError } from "../fs/dir.ts";
 import { withLock } from "../fs/flock.ts";
 import { listNames, readSmallFile } from "../fs/read.ts";
 import { removeQuietly, writeAtomic } from "../fs/write.ts";
@@ -13,15 +13,7 @@ import type { LivenessJudge } from "../identity/liveness.ts";
 import { pause } from "../pause.ts";
 import type { Probe } from "../process/types.ts";
 import { parseTime } from "../time.ts";
-import {
-  hostDir,
-  hostDirName,
-  hostDirPath,
-  RECORD_NAME,
-  recordPath,
-  sessionsDir,
-  TEMP_NAME,
-} from "./layout.ts";
+import { hostDirName, hostDirPath, RECORD_NAME, sessionsDir, TEMP_NAME } from "./layout.ts";
 import { type SessionRecord, validateRecord } from "./record.ts";
 import { malformedRow, recordRow, type Row, sortRows } from "./row.ts";
 
@@ -79,15 +71,49 @@ function toRow(entry: Entry, judge: LivenessJudge, fresh = false): Row {
   return recordRow(entry.record, judge.verdict(entry.record, fresh), entry.path);
 }
 
-/** The names of the host directories under sessions/ (empty when the store does not exist). */
-function listHostDirs(home: string): string[] {
-  return listDirs(sessionsDir(home), "store");
+/**
+ * The store's home as a checked, canonical path whose `sessions/` is the caller's own: no other
+ * user can rewrite any directory on the way (fs/dir.ts), so what is checked here is what every
+ * later call reaches. Null when there is no store yet (and `create` is not set).
+ */
+function openStore(home: string, create: boolean): string | null {
+  const root = trustedDir(home, "the store", { create });
+  if (root === null) return null;
+  return privateChild(root, "sessions", create) === null ? null : root;
+}
+
+/** This host's directory in a checked store; null when it does not exist. */
+function hostDirIn(root: string, host: string, create: boolean): string | null {
+  return privateChild(sessionsDir(root), hostDirName(host), create);
+}
+
+/**
+ * The names of the host directories under the checked store's sessions/. Each must be the
+ * caller's own real directory: a link or another user's directory there is refused.
+ */
+function listHostDirs(root: string): string[] {
+  const sessions = sessionsDir(root);
+  const names: string[] = [];
+  try {
+    for (const e of Deno.readDirSync(sessions)) {
+      if (e.isSymlink) {
+        throw new UntrustedError(`Store directory is a symbolic link: ${join(sessions, e.name)}`);
+      }
+      if (e.isDirectory && privateChild(sessions, e.name, false) !== null) names.push(e.name);
+    }
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return [];
+    throw ioError("Could not read the store", sessions, err);
+  }
+  return names.sort();
 }
 
 /** Hands every row in the store to `fn`, one at a time, each file once, judged at read time. */
 export function forEachRow(home: string, judge: LivenessJudge, fn: (row: Row) => void) {
-  for (const dirName of listHostDirs(home)) {
-    const dir = hostDirPath(home, dirName);
+  const root = openStore(home, false);
+  if (root === null) return;
+  for (const dirName of listHostDirs(root)) {
+    const dir = hostDirPath(root, dirName);
     for (const name of listNames(dir, "Could not read the store")) {
       const entry = readEntry(dir, dirName, name);
       if (entry !== null) fn(toRow(entry, judge));
@@ -109,36 +135,11 @@ export function readRecordRow(
   pid: number,
   judge: LivenessJudge,
 ): Row | null {
-  const dirName = hostDirName(host);
-  const entry = readEntry(hostDirPath(home, dirName), dirName, `${pid}.json`);
+  const root = openStore(home, false);
+  const dir = root === null ? null : hostDirIn(root, host, false);
+  if (dir === null) return null;
+  const entry = readEntry(dir, hostDirName(host), `${pid}.json`);
   return entry === null ? null : toRow(entry, judge, true);
-}
-
-/**
- * Creates home, sessions/ and the host directory (0700), tightening any that is looser.
- * Home is tightened only when it is ours and not a shared sticky directory such as /tmp.
- */
-function ensureHostDir(home: string, host: string): string {
-  const dir = hostDir(home, host);
-  // Fast path for every call after the first: the directory exists, is ours and is tight.
-  if (isPrivateDir(dir)) return dir;
-  try {
-    const homeInfo = Deno.statSync(home);
-    if (!homeInfo.isDirectory) throw new RosterError(`Home is not a directory: ${home}`);
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw ioError("Could not use home", home, err);
-  }
-  try {
-    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw ioError("Could not create the store", dir, err);
-  }
-  if (Deno.build.os !== "windows") {
-    tighten(home, true);
-    tighten(sessionsDir(home), false);
-    tighten(dir, false);
-  }
-  return dir;
 }
 
 /**
@@ -157,8 +158,9 @@ export async function writeRecord(
   record: SessionRecord,
   judge: LivenessJudge,
 ): Promise<string> {
-  const dir = ensureHostDir(home, record.host);
-  const path = recordPath(home, record.host, record.session_pid);
+  const root = openStore(home, true)!;
+  const dir = hostDirIn(root, record.host, true)!;
+  const path = join(dir, `${record.session_pid}.json`);
   return await withLock(dir, () => {
     pause("register:after-lock", home);
     // No fsync: only a power loss could tear this write, and a power loss ends the session
@@ -171,7 +173,7 @@ export async function writeRecord(
     );
     pause("register:before-cleanup", home);
     try {
-      removeWhere(home, hostDirName(record.host), judge, (row) => row.liveness === "dead", {
+      removeWhere(root, hostDirName(record.host), judge, (row) => row.liveness === "dead", {
         limit: REGISTER_CLEANUP_LIMIT,
         skip: `${record.session_pid}.json`,
       });
@@ -187,7 +189,7 @@ export async function writeRecord(
  * examines at most that many records, from a random starting point.
  */
 function removeWhere(
-  home: string,
+  root: string,
   dirName: string,
   judge: LivenessJudge,
   shouldRemove: (row: Row) => boolean,
@@ -199,7 +201,7 @@ function removeWhere(
     skip?: string;
   } = {},
 ): { removed: Row[]; seen: number } {
-  const dir = hostDirPath(home, dirName);
+  const dir = hostDirPath(root, dirName);
   const removed: Row[] = [];
   let seen = 0;
   let names: string[];
@@ -261,8 +263,9 @@ export async function prune(
 ): Promise<PruneResult> {
   const removed: Row[] = [];
   let seen = 0;
-  for (const dirName of listHostDirs(home)) {
-    const dir = hostDirPath(home, dirName);
+  const root = openStore(home, false);
+  for (const dirName of root === null ? [] : listHostDirs(root)) {
+    const dir = hostDirPath(root!, dirName);
     const pick = (row: Row) => {
       if (row.liveness === "dead") return true;
       if (row.liveness !== "unknown" || olderThanMs === null) return false;
@@ -271,7 +274,7 @@ export async function prune(
     };
     const run = () => {
       if (!dryRun) pause("prune:after-lock", home);
-      const r = removeWhere(home, dirName, judge, pick, {
+      const r = removeWhere(root!, dirName, judge, pick, {
         dryRun,
         beforeRemove: () => pause("prune:before-remove", home),
       });
@@ -329,9 +332,13 @@ export async function removeRecordIf(
   judge: LivenessJudge,
   isTheirs: (row: Row) => boolean,
 ): Promise<RemoveOutcome> {
-  if (readRecordRow(home, host, pid, judge) === null) return { outcome: "no-record", row: null };
-  return await withLock(hostDir(home, host), (): RemoveOutcome => {
-    const row = readRecordRow(home, host, pid, judge);
+  const root = openStore(home, false);
+  const dir = root === null ? null : hostDirIn(root, host, false);
+  if (dir === null || readRecordRow(root!, host, pid, judge) === null) {
+    return { outcome: "no-record", row: null };
+  }
+  return await withLock(dir, (): RemoveOutcome => {
+    const row = readRecordRow(root!, host, pid, judge);
     if (row === null) return { outcome: "no-record", row: null };
     if (!isTheirs(row)) return { outcome: "kept", row };
     try {

@@ -6,7 +6,7 @@
  * useradd, runs roster as them with setpriv, and removes them); skipped otherwise.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { type CliResult, PERMS, ROOT, spawnSleeper } from "../helpers.ts";
+import { type CliResult, hostDir, PERMS, ROOT, spawnSleeper } from "../helpers.ts";
 import { FACTS, PANE } from "../continuation/fixtures.ts";
 import { hasStackTrace } from "./store_check.ts";
 
@@ -79,6 +79,8 @@ Deno.test("another user's directories and links never redirect roster's writes",
       return d;
     };
     const dirs = new Map<string, string>();
+    const rootDenoDir = Deno.env.get("DENO_DIR") ??
+      `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
     /** roster as `u` (null: root), as a hook would run it. */
     const roster = async (
       u: User | null,
@@ -95,7 +97,8 @@ Deno.test("another user's directories and links never redirect roster's writes",
         "--",
         ...deno,
       ];
-      const dd = u === null ? Deno.env.get("DENO_DIR") : (dirs.get(u.name) ??
+      // Deno keeps its cache under HOME unless told: root's stays in root's own.
+      const dd = u === null ? rootDenoDir : (dirs.get(u.name) ??
         (dirs.set(u.name, denoDir(u)), dirs.get(u.name)!));
       const child = new Deno.Command(cmd[0], {
         args: cmd.slice(1),
@@ -200,11 +203,11 @@ Deno.test("another user's directories and links never redirect roster's writes",
         assertEquals(tree(rootOnly), []);
         // And with the link at the host level under a sessions/ of the victim's own.
         const shared3 = mkdir(`${base}/shared3`, null, 0o1777);
-        const victimSessions = mkdir(`${shared3}/sessions`, victim, 0o1777);
+        mkdir(`${shared3}/sessions`, victim, 0o1777);
         assert(
           as(
             attacker,
-            `ln -s '${rootOnly}' '${victimSessions}/$(hostname | tr -c 'A-Za-z0-9._\\n-' _)'`,
+            `ln -s '${rootOnly}' '${hostDir(shared3)}'`,
           )
             .ok,
         );

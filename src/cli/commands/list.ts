@@ -1,3 +1,4 @@
+import { envVar } from "../../env.ts";
 /** `roster list`: every registered session with its liveness; it only reads. */
 import type { Liveness, LivenessJudge } from "../../identity/liveness.ts";
 import { type Row, sortRows } from "../../registry/row.ts";
@@ -24,14 +25,14 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   );
   if (ctx.json) ctx.printJson(rows);
   else if (rows.length === 0) ctx.err("No sessions registered.");
-  else ctx.out(renderTable(rows, useColour()));
+  else ctx.out(renderTable(rows, useColour()), true);
   return 0;
 }
 
 /** Adds the sessions harnesses record themselves; every row then says where it came from. */
 async function withDiscovered(rows: Row[], judge: LivenessJudge): Promise<Row[]> {
   const d = await import("../../registry/discover.ts");
-  const dir = d.claudeSessionsDir((name) => Deno.env.get(name), Deno.build.os);
+  const dir = d.claudeSessionsDir(envVar, Deno.build.os);
   const found = dir === null ? [] : d.discoverClaude(dir, judge);
   return sortRows(d.mergeDiscovered(rows, found, judge.here.host));
 }

@@ -1,3 +1,4 @@
+import { envVar } from "../../env.ts";
 /** `roster register`: record the calling agent session (a refresh when it exists). */
 import { UsageError } from "../../errors.ts";
 import { resolveOwner } from "../../registry/owner.ts";
@@ -9,10 +10,12 @@ import type { Parsed } from "../args.ts";
 import { type Context, realDir } from "../context.ts";
 
 const MAX_TEXT = 1024;
+/** The longest cwd a record holds (registry/record.ts). */
+const MAX_CWD = 4096;
 
 /** An env value that is empty counts as unset for names and ids. */
 function env(name: string): string | undefined {
-  const v = Deno.env.get(name);
+  const v = envVar(name);
   if (v === undefined || v === "") return undefined;
   if (v.length > MAX_TEXT) {
     throw new UsageError(`Invalid ${name}: longer than ${MAX_TEXT} characters`);
@@ -39,18 +42,39 @@ function registrarPath(): string {
   return exe;
 }
 
+/**
+ * The session's directory as its real path: `--cwd` (a usage error when bad), else this
+ * process's. Where this process's cannot be known (deleted, not UTF-8, deeper than PATH_MAX,
+ * longer than a record holds) it is "" (unknown), and no flag that was not given is blamed.
+ */
+function sessionCwd(flag: string | undefined): string {
+  if (flag !== undefined) {
+    const dir = realDir(flag, "--cwd");
+    if (dir.length > MAX_CWD) {
+      throw new UsageError(`Invalid --cwd: longer than ${MAX_CWD} characters: ${flag}`);
+    }
+    return dir;
+  }
+  try {
+    const dir = Deno.realPathSync(Deno.cwd());
+    return dir.length <= MAX_CWD ? dir : "";
+  } catch {
+    return "";
+  }
+}
+
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const judge = await ctx.judge();
   const owner = resolveOwner(
     {
       flagPid: args.get("pid"),
-      env: (n) => Deno.env.get(n),
+      env: envVar,
       selfPid: Deno.pid,
       selfPpid: Deno.ppid,
     },
     judge.cachedBackend(),
   );
-  const cwd = realDir(args.get("cwd") ?? Deno.cwd(), "--cwd");
+  const cwd = sessionCwd(args.get("cwd"));
   const probe = judge.probe(owner.pid);
   const record = buildRecord({
     owner,

@@ -2,6 +2,7 @@
  * `roster unregister` (session-end hooks): remove the calling session's record, only while
  * it is still that process's (registry/store.ts mayUnregister).
  */
+import { EnvEncodingError, envVar } from "../../env.ts";
 import type { ProcessBackend } from "../../process/types.ts";
 import { declaredElsewhere, endHookPid, NoOwnerError } from "../../registry/owner.ts";
 import { mayUnregister, removeRecordIf } from "../../registry/store.ts";
@@ -18,12 +19,21 @@ function unregisterPid(args: Parsed, backend: ProcessBackend) {
   return endHookPid(
     {
       flagPid: args.get("pid"),
-      env: (n: string) => Deno.env.get(n),
+      env: envVar,
       selfPid: Deno.pid,
       selfPpid: Deno.ppid,
     },
     backend,
   );
+}
+
+/** A variable's value; unset, empty or not UTF-8 (no session it could declare) is undefined. */
+function readableVar(name: string): string | undefined {
+  try {
+    return envVar(name) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
@@ -35,7 +45,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   } catch (err) {
     // An end hook that runs after its harness is gone (reparented to init) must not fail
     // the session: with no owner there is no record of ours to remove.
-    if (!(err instanceof NoOwnerError)) throw err;
+    // So must a variable it cannot read (bytes that are not UTF-8): then there is no owner.
+    if (!(err instanceof NoOwnerError || err instanceof EnvEncodingError)) throw err;
     if (ctx.json && !args.has("quiet")) {
       ctx.printJson({ pid: null, outcome: "no-record", row: null });
     }
@@ -49,7 +60,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     judge,
     (row) =>
       mayUnregister(row, judge.probe(pid)) &&
-      !(inherited && declaredElsewhere(row.session_id, (n) => Deno.env.get(n) || undefined)),
+      !(inherited && declaredElsewhere(row.session_id, readableVar)),
   );
   if (args.has("quiet")) return 0;
   if (ctx.json) {

@@ -1,4 +1,5 @@
 /** `roster whoami`: the registered live session that owns the calling process. */
+import { envVar } from "../../env.ts";
 import { RosterError } from "../../errors.ts";
 import { ancestors, DECLARED_SESSION_VARS } from "../../registry/owner.ts";
 import type { Row } from "../../registry/row.ts";
@@ -6,7 +7,8 @@ import type { LivenessJudge } from "../../identity/liveness.ts";
 import { forEachRow, readRecordRow } from "../../registry/store.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { describeRow, printable } from "../table.ts";
+import { describeRow } from "../table.ts";
+import { printable } from "../terminal.ts";
 
 /**
  * The nearest ancestor of the caller (the caller included) that registered itself and is
@@ -56,7 +58,7 @@ function fromDeclaredId(ctx: Context, judge: LivenessJudge): { row: Row; name: s
   const here = judge.here;
   if (!here.pidNs) return null;
   for (const name of DECLARED_SESSION_VARS) {
-    const id = Deno.env.get(name);
+    const id = envVar(name);
     if (!id) continue;
     let found: Row | null = null;
     forEachRow(ctx.home, judge, (row) => {

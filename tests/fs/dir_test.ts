@@ -1,12 +1,7 @@
 import { assertEquals, assertMatch, assertThrows } from "../assert.ts";
 import { tempDir } from "../helpers.ts";
-import {
-  NotRegularError,
-  openRegular,
-  privateChild,
-  trustedDir,
-  UntrustedError,
-} from "../../src/fs/trusted.ts";
+import { privateChild, trustedDir, UntrustedError } from "../../src/fs/dir.ts";
+import { openJudged } from "../../src/fs/read.ts";
 
 const unix = Deno.build.os !== "windows";
 
@@ -15,32 +10,44 @@ Deno.test(
   async (t) => {
     await using dir = await tempDir();
     await t.step("missing: null without create, created 0700 with it", () => {
-      assertEquals(trustedDir(`${dir.path}/a/b`, "the store", false), null);
-      assertEquals(trustedDir(`${dir.path}/a/b`, "the store", true), `${dir.path}/a/b`);
+      assertEquals(trustedDir(`${dir.path}/a/b`, "the store", { create: false }), null);
+      assertEquals(trustedDir(`${dir.path}/a/b`, "the store", { create: true }), `${dir.path}/a/b`);
       assertEquals(Deno.statSync(`${dir.path}/a`).mode! & 0o777, 0o700);
     });
     await t.step("a link of ours is followed to a checked target", () => {
       Deno.symlinkSync(`${dir.path}/a`, `${dir.path}/l`);
-      assertEquals(trustedDir(`${dir.path}/l/b`, "the store", false), `${dir.path}/a/b`);
+      assertEquals(
+        trustedDir(`${dir.path}/l/b`, "the store", { create: false }),
+        `${dir.path}/a/b`,
+      );
       Deno.symlinkSync("a/b", `${dir.path}/rel`);
-      assertEquals(trustedDir(`${dir.path}/rel/../b`, "the store", false), `${dir.path}/a/b`);
+      assertEquals(
+        trustedDir(`${dir.path}/rel/../b`, "the store", { create: false }),
+        `${dir.path}/a/b`,
+      );
     });
     await t.step("a parent others may write to, not sticky: refused", () => {
       Deno.mkdirSync(`${dir.path}/open`);
       Deno.chmodSync(`${dir.path}/open`, 0o777);
       assertMatch(
-        assertThrows(() => trustedDir(`${dir.path}/open/h`, "the store", true), UntrustedError)
+        assertThrows(
+          () => trustedDir(`${dir.path}/open/h`, "the store", { create: true }),
+          UntrustedError,
+        )
           .message,
         /writable by group or others/,
       );
       Deno.chmodSync(`${dir.path}/open`, 0o1777);
-      assertEquals(trustedDir(`${dir.path}/open/h`, "the store", true), `${dir.path}/open/h`);
+      assertEquals(
+        trustedDir(`${dir.path}/open/h`, "the store", { create: true }),
+        `${dir.path}/open/h`,
+      );
     });
     await t.step("our own loose root is tightened; a sticky one is left alone", () => {
       Deno.chmodSync(`${dir.path}/a/b`, 0o777);
-      trustedDir(`${dir.path}/a/b`, "the store", true);
+      trustedDir(`${dir.path}/a/b`, "the store", { create: true });
       assertEquals(Deno.statSync(`${dir.path}/a/b`).mode! & 0o7777, 0o700);
-      trustedDir(`${dir.path}/open`, "the store", true);
+      trustedDir(`${dir.path}/open`, "the store", { create: true });
       assertEquals(Deno.statSync(`${dir.path}/open`).mode! & 0o7777, 0o1777);
     });
     await t.step("privateChild: never a link, never another's, tightened", () => {
@@ -57,7 +64,7 @@ Deno.test(
 );
 
 Deno.test({
-  name: "openRegular: no FIFO hang, no link swapped in, the type from the handle",
+  name: "openJudged: no FIFO hang, nothing swapped in, the type from the handle",
   ignore: !unix,
 }, async () => {
   await using dir = await tempDir();
@@ -65,22 +72,21 @@ Deno.test({
   Deno.writeTextFileSync(f, "x");
   Deno.chmodSync(f, 0o600);
   const judged = Deno.lstatSync(f);
-  const { file, info } = openRegular(f, judged);
-  file.close();
-  assertEquals(info.size, 1);
+  openJudged(f, judged, { read: true })!.close();
   // What was judged is swapped for a link, a FIFO (which must not block), a directory.
   Deno.writeTextFileSync(`${dir.path}/g`, "y");
   Deno.renameSync(f, `${dir.path}/old`);
   Deno.symlinkSync(`${dir.path}/g`, f);
-  assertMatch(assertThrows(() => openRegular(f, judged), NotRegularError).message, /changed/);
+  assertEquals(openJudged(f, judged, { read: true }), null);
   Deno.removeSync(f);
   new Deno.Command("mkfifo", { args: [f] }).outputSync();
-  assertMatch(assertThrows(() => openRegular(f, judged), NotRegularError).message, /not a regular/);
+  assertEquals(openJudged(f, judged, { read: true }), null);
+  assertEquals(openJudged(f, null, { read: true }), null);
   Deno.removeSync(f);
   Deno.mkdirSync(f);
-  assertThrows(() => openRegular(f, judged));
-  assertThrows(() => openRegular(`${dir.path}/none`, null), Deno.errors.NotFound);
-  // A file of ours the mode keeps us from writing is still read.
+  assertThrows(() => openJudged(f, judged, { read: true }));
+  assertThrows(() => openJudged(`${dir.path}/none`, null, { read: true }), Deno.errors.NotFound);
+  // A file of ours the mode keeps us from writing is still read (as root: any mode).
   Deno.chmodSync(`${dir.path}/g`, 0o400);
-  openRegular(`${dir.path}/g`, null).file.close();
+  openJudged(`${dir.path}/g`, null, { read: true })!.close();
 });
