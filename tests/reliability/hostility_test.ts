@@ -13,6 +13,7 @@ import {
   NO_PID,
   roster,
   rosterJson,
+  run,
   spawnSleeper,
   tempDir,
   writeJson,
@@ -56,16 +57,13 @@ async function bash(script: string, env: Record<string, string> = {}): Promise<C
     const v = Deno.env.get(k);
     if (v !== undefined) base[k] = v;
   }
-  const out = await new Deno.Command("bash", {
-    args: ["-c", `${ROSTER_FN}\n${script}`],
-    env: { ...base, NO_COLOR: "1", ...env },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  // Its own scratch directory as cwd: whatever a case leaves behind goes with it.
+  await using scratch = await tempDir("roster-bash-");
+  return await run("bash", ["-c", `${ROSTER_FN}\n${script}`], {
+    ...base,
+    NO_COLOR: "1",
+    ...env,
+  }, scratch.path);
 }
 
 const exists = (p: string) => {
