@@ -10,6 +10,7 @@
 export const EVERYWHERE: readonly string[] = [
   "tests/duration_test.ts",
   "tests/errors_test.ts",
+  "tests/cli/terminal_test.ts",
   "tests/continuation/rules_test.ts",
   "tests/continuation/schema_test.ts",
   "tests/process/bsd_test.ts",
@@ -59,6 +60,9 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/reliability/crash_test.ts": "SIGKILL at pause points, POSIX signals",
   "tests/reliability/disk_test.ts": "mounts a tiny tmpfs",
   "tests/reliability/hostile_test.ts": "FIFOs, symlinks, POSIX modes",
+  "tests/reliability/hostility_test.ts": "bash with bytes that are not UTF-8, FIFOs, POSIX modes",
+  "tests/reliability/multiuser_test.ts": "useradd and setpriv: two real Unix users",
+  "tests/fs/dir_test.ts": "POSIX owners, modes and FIFOs",
   "tests/reliability/liveness_truth_test.ts": "cross-checks /proc against ps",
   "tests/reliability/load_test.ts": "spawns sleep by the hundred",
   "tests/reliability/permissions_test.ts": "POSIX owners and modes",
