@@ -426,6 +426,12 @@ Deno.test("links and loose directories at every level: nothing is written throug
   });
 });
 
+/**
+ * Far beyond any call's time on a loaded machine (a shared CI box runs calls for seconds), far
+ * below for ever: the old code blocked in open(2) until it was killed.
+ */
+const HANG_MS = 45_000;
+
 Deno.test("FIFOs swapped in under a racing writer never hang list or register", async () => {
   await using home = await tempDir();
   await using s = spawnSleeper();
@@ -462,8 +468,10 @@ Deno.test("FIFOs swapped in under a racing writer never hang list or register", 
     for (let i = 0; i < 40; i++) {
       runs.push(
         i % 4 === 3
-          ? roster(["register", "--pid", String(s.pid), "--home", home.path], { timeoutMs: 8_000 })
-          : roster(["list", "--all", "--home", home.path], { timeoutMs: 8_000 }),
+          ? roster(["register", "--pid", String(s.pid), "--home", home.path], {
+            timeoutMs: HANG_MS,
+          })
+          : roster(["list", "--all", "--home", home.path], { timeoutMs: HANG_MS }),
       );
       if (runs.length % 4 === 0) {
         for (const r of await Promise.all(runs.splice(0))) {
