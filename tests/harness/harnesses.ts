@@ -95,51 +95,6 @@ trust_level = "trusted"
 `,
   );
   rig.write(".codex/hooks.json", recipe("codex"));
-  linkCodexDaemon(rig);
-}
-
-const CODEX_DAEMON = () =>
-  `${Deno.env.get("HOME")}/.cache/roster/harnesses/codex-daemon@0.169.0/packages`;
-
-/**
- * Codex copies its 400 MB app-server into ~/.codex/packages on first use; a hard-linked copy
- * of one made earlier (saved by `saveCodexDaemon`) saves each test that minute.
- */
-function linkCodexDaemon(rig: Rig): void {
-  const target = `${rig.home}/.codex/packages`;
-  try {
-    Deno.statSync(`${CODEX_DAEMON()}/app-server-daemon/current`);
-  } catch {
-    return;
-  }
-  try {
-    Deno.statSync(target);
-    return;
-  } catch { /* not yet */ }
-  new Deno.Command("cp", { args: ["-al", CODEX_DAEMON(), target] }).outputSync();
-}
-
-/** Keeps the app-server install a test's Codex made, for the next tests (and runs). */
-export function saveCodexDaemon(rig: Rig): void {
-  try {
-    Deno.statSync(`${CODEX_DAEMON()}/app-server-daemon/current`);
-    return;
-  } catch { /* not saved yet */ }
-  try {
-    Deno.statSync(`${rig.home}/.codex/packages/app-server-daemon/current`);
-  } catch {
-    return;
-  }
-  const tmp = `${CODEX_DAEMON()}.tmp-${Deno.pid}`;
-  Deno.mkdirSync(tmp.slice(0, tmp.lastIndexOf("/")), { recursive: true });
-  const ok = new Deno.Command("cp", { args: ["-al", `${rig.home}/.codex/packages`, tmp] })
-    .outputSync().success;
-  try {
-    if (ok) Deno.renameSync(tmp, CODEX_DAEMON());
-  } catch { /* another run saved it first */ }
-  try {
-    Deno.removeSync(tmp, { recursive: true });
-  } catch { /* renamed */ }
 }
 
 export interface CodexOptions extends StartOptions {
