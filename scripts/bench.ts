@@ -1,106 +1,93 @@
 /**
- * `deno task bench`: start-up, scaling, contention and memory of roster, each measured in
- * the same run side by side with a floor (a hello-world started the same way), and printed
- * as one markdown table. Figures are medians of interleaved runs, so a noisy machine moves
- * the floor and roster together; compare ratios, not absolute times.
+ * `deno task bench`: roster against its floors, every figure a ratio to a floor measured in
+ * the same run: start-up against a hello world started the same way, `list` and `prune`
+ * against small C programs (scripts/floor/*.c, built here with the system compiler) that read
+ * the same files and /proc entries, `register` in a big store against a store of one record,
+ * and peak memory at 100,000 records against 1,000. Timings are medians of interleaved runs,
+ * so a noisy machine moves roster and its floor together: compare ratios, not times.
  *
- * Flags: --runs N (default 15), --sizes 10,100,1000,10000, --quick (runs 5, sizes up to 1000),
- * --startup (the start-up rows only, under deno run), --baseline DIR (also time DIR/main.ts,
- * another checkout, interleaved with this one in the same run: a before/after comparison).
+ * Flags: --runs N (start-up runs, default 15), --big-runs N (runs per store size, default 5),
+ * --sizes 1000,10000,100000, --quick (runs 5, big runs 3, sizes 1000,10000).
  */
 import { linuxBackend, parseStat } from "../src/process/linux.ts";
-import { hostDirName } from "../src/registry/layout.ts";
+import { hostDirName } from "../src/registry/record.ts";
 import { V8_FLAGS } from "./build.ts";
 import { median } from "./stats.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const FLOOR_SRC = new URL("./floor/", import.meta.url).pathname;
+/** Live processes behind "alive" records: half the store, at most this many. */
+const ALIVE_CAP = 5_000;
+const CONCURRENT = 200;
 
 interface Options {
   runs: number;
+  bigRuns: number;
   sizes: number[];
-  startup: boolean;
-  baseline: string | null;
 }
 
 function options(argv: string[]): Options {
-  const opts: Options = {
-    runs: 15,
-    sizes: [10, 100, 1_000, 10_000],
-    startup: false,
-    baseline: null,
-  };
+  const opts: Options = { runs: 15, bigRuns: 5, sizes: [1_000, 10_000, 100_000] };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--runs") opts.runs = Math.max(3, Number(argv[++i]));
+    else if (argv[i] === "--big-runs") opts.bigRuns = Math.max(1, Number(argv[++i]));
     else if (argv[i] === "--sizes") opts.sizes = argv[++i].split(",").map(Number);
-    else if (argv[i] === "--quick") Object.assign(opts, { runs: 5, sizes: [10, 100, 1_000] });
-    else if (argv[i] === "--startup") opts.startup = true;
-    else if (argv[i] === "--baseline") opts.baseline = argv[++i];
-    else throw new Error(`Unknown flag: ${argv[i]}`);
+    else if (argv[i] === "--quick") {
+      Object.assign(opts, { runs: 5, bigRuns: 3, sizes: [1_000, 10_000] });
+    } else throw new Error(`Unknown flag: ${argv[i]}`);
   }
   return opts;
-}
-
-interface Stats {
-  median: number;
-  min: number;
-  max: number;
-  samples: number[];
-}
-
-function stats(samples: number[]): Stats {
-  return { median: median(samples), min: Math.min(...samples), max: Math.max(...samples), samples };
-}
-
-function percentile(samples: number[], p: number): number {
-  const s = [...samples].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
 }
 
 /** One command line: the program and its arguments. */
 type Cmd = string[];
 
-async function runOnce(cmd: Cmd): Promise<number> {
+interface Case {
+  name: string;
+  cmd: Cmd;
+  /** Untimed, before every run of this case (to restore a store). */
+  before?: () => void;
+  /** Exit codes that are answers, not failures (check's 3, continuation-check's 10-13). */
+  codes?: number[];
+}
+
+async function runOnce(c: Case): Promise<number> {
   const started = performance.now();
-  const out = await new Deno.Command(cmd[0], {
-    args: cmd.slice(1),
+  const out = await new Deno.Command(c.cmd[0], {
+    args: c.cmd.slice(1),
     stdin: "null",
     stdout: "null",
     stderr: "piped",
   }).output();
   const ms = performance.now() - started;
-  if (out.code !== 0) {
-    throw new Error(`${cmd.join(" ")} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
+  if (!(c.codes ?? [0]).includes(out.code)) {
+    throw new Error(
+      `${c.cmd.join(" ")} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`,
+    );
   }
   return ms;
 }
 
-/**
- * Times several commands round-robin, so drift on a shared machine hits them all alike.
- * `before` runs untimed ahead of each timed run of that case (to restore a store).
- */
-async function interleaved(
-  cases: { name: string; cmd: Cmd; before?: () => void }[],
-  runs: number,
-): Promise<Map<string, Stats>> {
+/** Median ms of each case, run round-robin so drift on a shared machine hits them alike. */
+async function interleaved(cases: Case[], runs: number): Promise<Map<string, number>> {
   const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
   for (const c of cases) {
     c.before?.();
-    await runOnce(c.cmd); // warm-up: module cache, page cache
+    await runOnce(c); // warm-up: module cache, page cache
   }
   for (let r = 0; r < runs; r++) {
     for (const c of cases) {
       c.before?.();
-      samples.get(c.name)!.push(await runOnce(c.cmd));
+      samples.get(c.name)!.push(await runOnce(c));
     }
   }
-  return new Map([...samples].map(([k, v]) => [k, stats(v)]));
+  return new Map([...samples].map(([k, v]) => [k, median(v)]));
 }
 
-/** Peak resident memory in KiB through GNU time, median of a few runs; null where absent. */
-async function peakKiB(cmd: Cmd, runs = 5, before?: () => void): Promise<number | null> {
+/** Peak resident memory in KiB through GNU time, median of `runs`; null without GNU time. */
+async function peakKiB(cmd: Cmd, runs: number): Promise<number | null> {
   const values: number[] = [];
   for (let i = 0; i < runs; i++) {
-    before?.();
     try {
       const out = await new Deno.Command("/usr/bin/time", {
         args: ["-f", "%M", ...cmd],
@@ -109,13 +96,13 @@ async function peakKiB(cmd: Cmd, runs = 5, before?: () => void): Promise<number 
       }).output();
       const lines = new TextDecoder().decode(out.stderr).trim().split("\n");
       const kib = Number(lines[lines.length - 1]);
-      if (!Number.isFinite(kib)) return null;
+      if (!out.success || !Number.isFinite(kib)) return null;
       values.push(kib);
     } catch {
       return null;
     }
   }
-  return stats(values).median;
+  return median(values);
 }
 
 /** Live processes to stand behind "alive" records: one bash that forks `n` sleeps. */
@@ -162,6 +149,7 @@ const linux = linuxBackend();
 const bootId = linux.bootId();
 const machineId = linux.machineId();
 const pidNs = linux.pidNamespace();
+const encoder = new TextEncoder();
 
 /** The start token roster records for a live pid: starttime from /proc/<pid>/stat. */
 function starttime(pid: number): string {
@@ -170,71 +158,86 @@ function starttime(pid: number): string {
   return stat.starttime;
 }
 
-function record(pid: number, token: string) {
-  return JSON.stringify({
-    schema: 1,
-    session_pid: pid,
-    pid_source: "flag",
-    pid_verified: false,
-    start_token: token,
-    process_started_at: null,
-    boot_id: bootId,
-    machine_id: machineId,
-    pid_ns: pidNs,
-    host,
-    agent: "bench",
-    runtime: null,
-    session_id: null,
-    cwd: "/",
-    tmux_pane: null,
-    registered_at: new Date().toISOString(),
-    registrar: { pid: Deno.pid, version: "bench", path: "bench" },
-  });
+/** A record as `register` writes it (pretty-printed), registered `ageS` seconds ago. */
+function record(pid: number, token: string, ageS: number, verified = false) {
+  return JSON.stringify(
+    {
+      schema: 1,
+      session_pid: pid,
+      pid_source: "flag",
+      pid_verified: verified,
+      start_token: token,
+      process_started_at: null,
+      boot_id: bootId,
+      machine_id: machineId,
+      pid_ns: pidNs,
+      host,
+      agent: "bench",
+      runtime: null,
+      session_id: null,
+      cwd: "/",
+      tmux_pane: null,
+      registered_at: new Date(Date.now() - ageS * 1000).toISOString(),
+      registrar: { pid: Deno.pid, version: "bench", path: "bench" },
+    },
+    null,
+    2,
+  ) + "\n";
 }
 
-/** Pids with no process behind them (below pid_max, as real dead pids are), for "dead" records. */
+/**
+ * Pids no process holds, for "dead" records: free ones below pid_max first (as real dead
+ * pids are), then pids above it (valid names no process can ever hold).
+ */
 function freePids(n: number, avoid: Set<number>): number[] {
-  const out: number[] = [];
+  const used = new Set(avoid);
+  for (const e of Deno.readDirSync("/proc")) if (/^\d+$/.test(e.name)) used.add(Number(e.name));
   const pidMax = Number(Deno.readTextFileSync("/proc/sys/kernel/pid_max").trim());
-  for (let pid = pidMax - 1; out.length < n && pid > 300; pid--) {
-    if (avoid.has(pid)) continue;
-    try {
-      Deno.statSync(`/proc/${pid}`);
-    } catch {
-      out.push(pid);
-    }
-  }
+  const out: number[] = [];
+  for (let pid = pidMax - 1; out.length < n && pid > 300; pid--) if (!used.has(pid)) out.push(pid);
+  for (let pid = pidMax + 1; out.length < n; pid++) out.push(pid);
   return out;
 }
 
-/** Writes a store: `alive` pids with their real tokens, and `dead` pids nobody has. */
-function writeStore(home: string, alive: number[], dead: number[]) {
+function writeRecords(home: string, alive: number[], dead: number[]) {
   const dir = hostDir(home);
   Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  let age = 0;
   for (const pid of alive) {
-    Deno.writeTextFileSync(`${dir}/${pid}.json`, record(pid, starttime(pid)), { mode: 0o600 });
+    Deno.writeFileSync(`${dir}/${pid}.json`, encoder.encode(record(pid, starttime(pid), age++)), {
+      mode: 0o600,
+    });
   }
   for (const pid of dead) {
-    Deno.writeTextFileSync(`${dir}/${pid}.json`, record(pid, "1"), { mode: 0o600 });
+    Deno.writeFileSync(`${dir}/${pid}.json`, encoder.encode(record(pid, "1", age++)), {
+      mode: 0o600,
+    });
   }
 }
 
-function fmt(ms: number): string {
-  return ms.toFixed(1);
+/** Builds the floor programs; null (and why) where there is no C compiler. */
+async function buildFloors(out: string): Promise<{ list: string; prune: string } | string> {
+  const cc = Deno.env.get("CC") ?? "cc";
+  for (const name of ["list", "prune"]) {
+    try {
+      const r = await new Deno.Command(cc, {
+        args: ["-O2", "-o", `${out}/${name}`, `${FLOOR_SRC}${name}.c`],
+        stdout: "null",
+        stderr: "piped",
+      }).output();
+      if (!r.success) return `${cc} failed: ${new TextDecoder().decode(r.stderr).trim()}`;
+    } catch {
+      return `no C compiler (${cc})`;
+    }
+  }
+  return { list: `${out}/list`, prune: `${out}/prune` };
 }
 
-async function compileBinaries(dir: string, hello: string): Promise<Cmd | null> {
-  const compile = async (src: string, out: string) =>
-    (await new Deno.Command(Deno.execPath(), {
-      args: ["compile", "-A", ...V8_FLAGS, "--quiet", "-o", out, src],
-      stdout: "null",
-      stderr: "null",
-    }).output()).code === 0;
-  if (!(await compile(hello, `${dir}/hello`)) || !(await compile(MAIN, `${dir}/roster`))) {
-    return null;
-  }
-  return [`${dir}/hello`];
-}
+const fmt = (x: number, digits = 1) => x.toFixed(digits);
+const ratio = (x: number) => `${x.toFixed(2)}x`;
+const n = (x: number) => x.toLocaleString("en");
+const verdict = (value: number, limit: number) =>
+  value <= limit ? "yes" : `no (${((value / limit - 1) * 100).toFixed(0)}% over)`;
 
 async function main() {
   const opts = options(Deno.args);
@@ -242,181 +245,302 @@ async function main() {
   const sleepers = new Sleepers();
   const rows: string[] = [];
   const notes: string[] = [];
+  const row = (...cells: string[]) => rows.push(`| ${cells.join(" | ")} |`);
   try {
+    const floors = await buildFloors(work);
+    if (typeof floors === "string") notes.push(`C floors: skipped, ${floors}`);
     const hello = `${work}/hello.ts`;
     Deno.writeTextFileSync(hello, 'console.log("hello");\n');
     const deno = Deno.execPath();
-    const flavours: { label: string; floor: Cmd; roster: Cmd }[] = [
-      // Both started the way roster ships: the same V8 flags as the compiled binaries.
+    // Both started the way roster ships: the same V8 flags as the compiled binaries.
+    const floorCmd: Cmd = [deno, "run", "-A", ...V8_FLAGS, hello];
+    const roster = (...args: string[]): Cmd => [deno, "run", "-A", ...V8_FLAGS, MAIN, ...args];
+
+    const sizes = [...opts.sizes].sort((a, b) => a - b);
+    const maxSize = sizes[sizes.length - 1];
+    const aliveFor = (size: number) => Math.min(Math.floor(size / 2), ALIVE_CAP);
+    await sleepers.start(aliveFor(Math.max(maxSize, 10_000)) + CONCURRENT + 2);
+    const aliveAll = sleepers.pids.slice(0, aliveFor(Math.max(maxSize, 10_000)));
+    const spare = sleepers.pids.slice(aliveAll.length); // owners never in a store
+    const deadAll = freePids(maxSize, new Set(sleepers.pids));
+
+    rows.push("| case | roster | floor | ratio | target | met |");
+    rows.push("|---|---:|---:|---:|---|---|");
+
+    // ---- Start-up of the hook commands against a hello world -------------------------------
+    const one = `${work}/one`;
+    writeRecords(one, [spare[0]], []);
+    // whoami's caller is this process's child: this process is the registered session.
+    Deno.writeTextFileSync(
+      `${hostDir(one)}/${Deno.pid}.json`,
+      record(Deno.pid, starttime(Deno.pid), 0, true),
+      { mode: 0o600 },
+    );
+    const unreg = spare[1];
+    const unregRecord = record(unreg, starttime(unreg), 0);
+    const restoreUnreg = () =>
+      Deno.writeTextFileSync(`${hostDir(one)}/${unreg}.json`, unregRecord, { mode: 0o600 });
+    const start = await interleaved([
+      { name: "floor", cmd: floorCmd },
+      { name: "version", cmd: roster("--version") },
+      { name: "register", cmd: roster("register", "--pid", `${spare[0]}`, "--home", one, "-q") },
       {
-        label: "deno run",
-        floor: [deno, "run", "-A", ...V8_FLAGS, hello],
-        roster: [deno, "run", "-A", ...V8_FLAGS, MAIN],
+        name: "unregister",
+        cmd: roster("unregister", "--pid", `${unreg}`, "--home", one, "-q"),
+        before: restoreUnreg,
       },
-    ];
-    const compiled = opts.startup ? null : await compileBinaries(work, hello);
-    if (compiled) flavours.push({ label: "compiled", floor: compiled, roster: [`${work}/roster`] });
-    else if (!opts.startup) {
-      notes.push(
-        "compiled: skipped, no `deno compile` base here (set DENORT_BIN where one exists)",
+      { name: "check", cmd: roster("check", `${spare[0]}`, "--home", one) },
+      { name: "whoami", cmd: roster("whoami", "--home", one) },
+      {
+        name: "continuation-check",
+        cmd: roster("continuation-check", "--key", "bench", "--home", one),
+        codes: [0, 10, 11, 12, 13],
+      },
+    ], opts.runs);
+    const floor = start.get("floor")!;
+    row("hello world, `deno run` (start-up floor)", `${fmt(floor)} ms`, "", "", "", "");
+    for (
+      const [name, label] of [
+        ["version", "`roster --version`"],
+        ["register", "`register --quiet`"],
+        ["unregister", "`unregister --quiet`"],
+        ["check", "`check PID`"],
+        ["whoami", "`whoami`"],
+        ["continuation-check", "`continuation-check --key K`"],
+      ]
+    ) {
+      const r = start.get(name)! / floor;
+      row(
+        `start-up: ${label}`,
+        `${fmt(start.get(name)!)} ms`,
+        `${fmt(floor)} ms`,
+        ratio(r),
+        "<= 1.25x",
+        verdict(r, 1.25),
       );
     }
 
-    const maxSize = Math.max(...opts.sizes, 1_000);
-    const needAlive = Math.max(maxSize / 2, 500) + 50;
-    await sleepers.start(needAlive);
-    const aliveAll = sleepers.pids;
-    const deadAll = freePids(maxSize, new Set(aliveAll));
-    const spare = aliveAll.slice(-50); // owners for the contention run, never in a store
+    // ---- Stores of every size -------------------------------------------------------------
+    const emptyHome = `${work}/empty`;
+    Deno.mkdirSync(hostDir(emptyHome), { recursive: true, mode: 0o700 });
+    const stores = new Map<number, string>();
+    for (const size of sizes) {
+      const home = `${work}/s${size}`;
+      const alive = aliveFor(size);
+      writeRecords(home, aliveAll.slice(0, alive), deadAll.slice(0, size - alive));
+      stores.set(size, home);
+    }
 
-    rows.push("| case | runner | median ms | min | max | vs floor | target | met |");
-    rows.push("|---|---|---:|---:|---:|---:|---|---|");
-    const line = (c: string, runner: string, s: Stats, floor: Stats, target = "", met = "") =>
-      rows.push(
-        `| ${c} | ${runner} | ${fmt(s.median)} | ${fmt(s.min)} | ${fmt(s.max)} | ` +
-          `${(s.median / floor.median).toFixed(2)}x | ${target} | ${met} |`,
-      );
-
-    for (const f of flavours) {
-      const empty = `${work}/empty-${f.label.replace(" ", "-")}`;
-      const reg = `${work}/reg-${f.label.replace(" ", "-")}`;
-      const big = `${work}/big-${f.label.replace(" ", "-")}`;
-      Deno.mkdirSync(empty);
-      const owner = String(spare[0]);
-      const storeAlive = aliveAll.slice(0, 500);
-      const storeDead = deadAll.slice(0, 500);
-      const restore = () => writeStore(big, storeAlive, storeDead);
-      const startCases = (prefix: string, roster: Cmd, home: string) => [
-        { name: `${prefix}version`, cmd: [...roster, "--version"] },
-        { name: `${prefix}list`, cmd: [...roster, "list", "--json", "--home", empty] },
-        {
-          name: `${prefix}register`,
-          cmd: [...roster, "register", "--pid", owner, "--home", home, "--quiet"],
-        },
-        {
-          name: `${prefix}register1k`,
-          cmd: [...roster, "register", "--pid", owner, "--home", big, "--quiet"],
-          before: restore,
-        },
+    // ---- list --all --json, per record against the C floor ---------------------------------
+    for (const size of sizes) {
+      const home = stores.get(size)!;
+      const cases: Case[] = [
+        { name: "empty", cmd: roster("list", "--all", "--json", "--home", emptyHome) },
+        { name: "list", cmd: roster("list", "--all", "--json", "--home", home) },
       ];
-      const baseline = opts.baseline !== null && f.label === "deno run"
-        ? startCases(
-          "baseline ",
-          [deno, "run", "-A", ...V8_FLAGS, `${opts.baseline}/main.ts`],
-          `${reg}-baseline`,
-        )
-        : [];
-      const start = await interleaved([
-        { name: "floor", cmd: f.floor },
-        ...startCases("", f.roster, reg),
-        ...baseline,
-      ], opts.runs);
-      const floor = start.get("floor")!;
-      const ok = (s: Stats, limit: number) => (s.median / floor.median <= limit ? "yes" : "no");
-      line("hello world (floor)", f.label, floor, floor);
-      const startUp: [string, string][] = [
-        ["version", "`roster --version`"],
-        ["list", "`roster list --json` (empty home)"],
-        ["register", "`roster register` (empty store)"],
-      ];
-      for (const [name, label] of startUp) {
-        line(label, f.label, start.get(name)!, floor, "<= 1.3x", ok(start.get(name)!, 1.3));
-        const before = start.get(`baseline ${name}`);
-        if (before) line(`${label}, baseline`, f.label, before, floor);
+      if (typeof floors !== "string") {
+        cases.push({ name: "cEmpty", cmd: [floors.list, hostDir(emptyHome)] });
+        cases.push({ name: "c", cmd: [floors.list, hostDir(home)] });
       }
-      const before1k = start.get("baseline register1k");
-      if (before1k) line("`roster register` (1,000 records), baseline", f.label, before1k, floor);
-      const r1k = start.get("register1k")!;
-      const rRatio = r1k.median / start.get("register")!.median;
-      line(
-        "`roster register` (1,000 records: 500 alive, 500 dead)",
-        f.label,
-        r1k,
-        floor,
-        "<= 1.5x empty store",
-        `${rRatio <= 1.5 ? "yes" : "no"} (${rRatio.toFixed(2)}x)`,
+      const t = await interleaved(
+        cases,
+        size >= 100_000 ? Math.min(opts.bigRuns, 3) : opts.bigRuns,
       );
+      const us = ((t.get("list")! - t.get("empty")!) * 1000) / size;
+      if (typeof floors === "string") {
+        row(
+          `\`list --all --json\`, ${n(size)} records, per record`,
+          `${fmt(us)} us`,
+          "",
+          "",
+          "",
+          "",
+        );
+        continue;
+      }
+      const cUs = ((t.get("c")! - t.get("cEmpty")!) * 1000) / size;
+      const target = size >= 10_000 ? "<= 2.0x" : "";
+      row(
+        `\`list --all --json\`, ${n(size)} records (${n(aliveFor(size))} alive), per record`,
+        `${fmt(us)} us`,
+        `${fmt(cUs)} us`,
+        ratio(us / cUs),
+        target,
+        target ? verdict(us / cUs, 2.0) : "",
+      );
+    }
 
-      if (opts.startup) continue;
-      const listEmpty = start.get("list")!;
-      for (const n of opts.sizes) {
-        const home = `${work}/list-${n}-${f.label.replace(" ", "-")}`;
-        writeStore(home, aliveAll.slice(0, n / 2), deadAll.slice(0, n - n / 2));
-        const s = (await interleaved([
-          { name: "floor", cmd: f.floor },
-          { name: "list", cmd: [...f.roster, "list", "--all", "--json", "--home", home] },
-        ], opts.runs)).get("list")!;
-        const perRecordUs = ((s.median - listEmpty.median) * 1000) / n;
-        const target = n === 10_000 ? "<= 100 us/record" : "";
-        const met = n === 10_000 ? (perRecordUs <= 100 ? "yes" : "no") : "";
-        line(
-          `\`roster list --all --json\`, ${n.toLocaleString("en")} records (${
-            perRecordUs.toFixed(1)
-          } us/record)`,
-          f.label,
-          s,
-          floor,
+    // ---- list printing nothing: every row filtered out --------------------------------------
+    {
+      const home = stores.get(maxSize)!;
+      const t = await interleaved([
+        { name: "empty", cmd: roster("list", "--all", "--json", "--home", emptyHome) },
+        { name: "none", cmd: roster("list", "--agent", "nobody", "--home", home) },
+      ], Math.min(opts.bigRuns, 3));
+      const us = ((t.get("none")! - t.get("empty")!) * 1000) / maxSize;
+      row(
+        `\`list --agent nobody\` (prints nothing), ${n(maxSize)} records, per record`,
+        `${fmt(us)} us`,
+        "",
+        "",
+        "",
+        "",
+      );
+    }
+
+    // ---- register in a big store against a store of one record ------------------------------
+    {
+      const cases: Case[] = [
+        { name: "one", cmd: roster("register", "--pid", `${spare[0]}`, "--home", one, "-q") },
+      ];
+      for (const size of sizes) {
+        cases.push({
+          name: `${size}`,
+          cmd: roster("register", "--pid", `${spare[2]}`, "--home", stores.get(size)!, "-q"),
+        });
+      }
+      const t = await interleaved(cases, opts.runs);
+      for (const size of sizes) {
+        const r = t.get(`${size}`)! / t.get("one")!;
+        const target = size === maxSize ? "<= 1.2x" : "";
+        row(
+          `\`register --quiet\`, ${n(size)} records, against 1 record`,
+          `${fmt(t.get(`${size}`)!)} ms`,
+          `${fmt(t.get("one")!)} ms`,
+          ratio(r),
           target,
-          met,
+          target ? verdict(r, 1.2) : "",
         );
       }
+    }
 
-      // Contention: 50 concurrent registers against a store of 1,000 records.
-      const cont = `${work}/cont-${f.label.replace(" ", "-")}`;
-      writeStore(cont, storeAlive, storeDead);
-      const started = performance.now();
-      const times = await Promise.all(
-        spare.map((pid) =>
-          runOnce([...f.roster, "register", "--pid", String(pid), "--home", cont, "--quiet"])
-        ),
-      );
-      const wall = performance.now() - started;
-      const present = spare.filter((pid) => {
-        try {
-          return Deno.statSync(`${hostDir(cont)}/${pid}.json`).isFile;
-        } catch {
-          return false;
+    // ---- prune at 10,000 records, half dead, per record against the C floor ----------------
+    {
+      const size = 10_000;
+      const alive = aliveAll.slice(0, size / 2);
+      const dead = deadAll.slice(0, size / 2);
+      const home = `${work}/prune`;
+      const cHome = `${work}/prune-c`;
+      writeRecords(home, alive, dead);
+      writeRecords(cHome, alive, dead);
+      const deadBytes = dead.map((pid, i) => [pid, encoder.encode(record(pid, "1", i))] as const);
+      const restore = (h: string) => () => {
+        for (const [pid, bytes] of deadBytes) {
+          Deno.writeFileSync(`${hostDir(h)}/${pid}.json`, bytes, { mode: 0o600 });
         }
-      }).length;
-      rows.push(
-        `| 50 concurrent \`register\`, 1,000 records | ${f.label} | wall ${fmt(wall)} | ` +
-          `p50 ${fmt(percentile(times, 50))} | p95 ${fmt(percentile(times, 95))} | | ` +
-          `all 50 present | ${present === 50 ? "yes" : `no (${present})`} |`,
-      );
+      };
+      const cases: Case[] = [
+        { name: "empty", cmd: roster("prune", "--home", emptyHome) },
+        { name: "prune", cmd: roster("prune", "--home", home), before: restore(home) },
+      ];
+      if (typeof floors !== "string") {
+        cases.push({ name: "cEmpty", cmd: [floors.prune, hostDir(emptyHome)] });
+        cases.push({ name: "c", cmd: [floors.prune, hostDir(cHome)], before: restore(cHome) });
+      }
+      const t = await interleaved(cases, opts.bigRuns);
+      const us = ((t.get("prune")! - t.get("empty")!) * 1000) / size;
+      if (typeof floors !== "string") {
+        const cUs = ((t.get("c")! - t.get("cEmpty")!) * 1000) / size;
+        row(
+          "`prune`, 10,000 records (half dead), per record",
+          `${fmt(us)} us`,
+          `${fmt(cUs)} us`,
+          ratio(us / cUs),
+          "<= 2.0x",
+          verdict(us / cUs, 2.0),
+        );
+      } else {row(
+          "`prune`, 10,000 records (half dead), per record",
+          `${fmt(us)} us`,
+          "",
+          "",
+          "",
+          "",
+        );}
+    }
 
-      // Peak memory against the floor's.
-      const memHome = `${work}/mem-${f.label.replace(" ", "-")}`;
-      writeStore(memHome, aliveAll.slice(0, 500), deadAll.slice(0, 500));
-      const floorMem = await peakKiB(f.floor);
-      const listMem = await peakKiB([...f.roster, "list", "--all", "--json", "--home", memHome]);
-      const regMem = await peakKiB(
-        [...f.roster, "register", "--pid", owner, "--home", big, "--quiet"],
-        5,
-        restore,
+    // ---- peak memory -------------------------------------------------------------------------
+    {
+      const memRuns = 3;
+      const floorKiB = await peakKiB(floorCmd, memRuns);
+      const kib = new Map<number, number | null>();
+      for (const size of sizes) {
+        kib.set(
+          size,
+          await peakKiB(roster("list", "--all", "--json", "--home", stores.get(size)!), memRuns),
+        );
+      }
+      const none = await peakKiB(
+        roster("list", "--agent", "nobody", "--home", stores.get(maxSize)!),
+        memRuns,
       );
-      if (floorMem === null || listMem === null || regMem === null) {
+      if (floorKiB === null || [...kib.values()].includes(null) || none === null) {
         notes.push("peak memory: skipped, /usr/bin/time (GNU time) is not installed");
       } else {
-        for (
-          const [name, kib] of [["`list --all --json`", listMem], ["`register`", regMem]] as const
-        ) {
-          const ratio = kib / floorMem;
-          rows.push(
-            `| peak RSS, ${name}, 1,000 records | ${f.label} | ${
-              (kib / 1024).toFixed(1)
-            } MiB | | | ` +
-              `${ratio.toFixed(2)}x (floor ${(floorMem / 1024).toFixed(1)} MiB) | <= 1.3x | ` +
-              `${ratio <= 1.3 ? "yes" : "no"} |`,
+        const mib = (k: number) => `${fmt(k / 1024)} MiB`;
+        row("peak RSS, hello world (floor)", mib(floorKiB), "", "", "", "");
+        const base = kib.get(sizes[0])!;
+        for (const size of sizes) {
+          const r = kib.get(size)! / base;
+          const target = size === maxSize && size !== sizes[0] ? "<= 1.3x" : "";
+          row(
+            `peak RSS, \`list --all --json\`, ${n(size)} records, against ${n(sizes[0])}`,
+            mib(kib.get(size)!),
+            mib(base),
+            ratio(r),
+            target,
+            target ? verdict(r, 1.3) : "",
           );
         }
+        row(
+          `peak RSS, \`list --agent nobody\`, ${n(maxSize)} records, against ${n(sizes[0])} listed`,
+          mib(none),
+          mib(base),
+          ratio(none / base),
+          "",
+          "",
+        );
       }
     }
+
+    // ---- contention ---------------------------------------------------------------------------
+    {
+      const home = `${work}/contention`;
+      writeRecords(home, aliveAll.slice(0, 500), deadAll.slice(0, 500));
+      const owners = spare.slice(2, 2 + CONCURRENT);
+      const started = performance.now();
+      const results = await Promise.all(owners.map(async (pid) => {
+        const out = await new Deno.Command(deno, {
+          args: roster("register", "--pid", `${pid}`, "--home", home, "-q").slice(1),
+          stdin: "null",
+          stdout: "null",
+          stderr: "null",
+        }).output();
+        return out.code;
+      }));
+      const wall = performance.now() - started;
+      const failed = results.filter((c) => c !== 0).length;
+      const names = new Set<string>();
+      for (const e of Deno.readDirSync(hostDir(home))) names.add(e.name);
+      const lost = owners.filter((pid) => !names.has(`${pid}.json`)).length;
+      row(
+        `${CONCURRENT} concurrent \`register\`, 1,000 records`,
+        `wall ${fmt(wall / 1000, 2)} s`,
+        "",
+        "",
+        "0 failures, 0 lost",
+        failed === 0 && lost === 0 ? "yes" : `no (${failed} failed, ${lost} lost)`,
+      );
+    }
+
     console.log(rows.join("\n"));
     console.log(
-      `\nMedians of ${opts.runs} interleaved runs; ${Deno.build.target}, ` +
-        `${navigator.hardwareConcurrency} cores, deno ${Deno.version.deno}.`,
+      `\nMedians of ${opts.runs} interleaved runs for start-up and register, ${opts.bigRuns} ` +
+        `for list and prune (3 at 100,000); ${Deno.build.target}, ` +
+        `${navigator.hardwareConcurrency} cores, deno ${Deno.version.deno}, ` +
+        `load average ${Deno.loadavg().map((x) => x.toFixed(1)).join(" ")} at the end.`,
     );
-    for (const n of notes) console.log(`- ${n}`);
+    for (const note of notes) console.log(`- ${note}`);
   } finally {
     await sleepers.stop();
     await Deno.remove(work, { recursive: true }).catch(() => {});

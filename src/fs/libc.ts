@@ -1,0 +1,202 @@
+/**
+ * The few libc calls Deno has no API for, on Linux: open a file without following a link and
+ * without blocking (O_NOFOLLOW | O_NONBLOCK; Deno's OpenOptions cannot say either), read a
+ * directory one entry at a time (Deno.readDirSync builds every entry first: ~90 MB of RSS at
+ * 100,000 names), and fail a read with an errno instead of a thrown exception (a dead pid's
+ * /proc entry costs a failed open(2), not a JS exception). Null where libc cannot be loaded
+ * (another OS, musl, no --allow-ffi): callers then use Deno's own calls.
+ */
+
+const SYMBOLS = {
+  open: { parameters: ["buffer", "i32"], result: "i32" },
+  openat: { parameters: ["i32", "buffer", "i32"], result: "i32" },
+  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  close: { parameters: ["i32"], result: "i32" },
+  statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
+  fdopendir: { parameters: ["i32"], result: "pointer" },
+  dirfd: { parameters: ["pointer"], result: "i32" },
+  readdir64: { parameters: ["pointer"], result: "pointer" },
+  closedir: { parameters: ["pointer"], result: "i32" },
+  __errno_location: { parameters: [], result: "pointer" },
+} as const;
+
+/** open(2) flags; O_DIRECTORY and O_NOFOLLOW differ between x86 and the ARM family. */
+const ARM = Deno.build.arch === "aarch64";
+export const O_NONBLOCK = 0o4000;
+export const O_CLOEXEC = 0o2000000;
+export const O_DIRECTORY = ARM ? 0o40000 : 0o200000;
+export const O_NOFOLLOW = ARM ? 0o100000 : 0o400000;
+const AT_EMPTY_PATH = 0x1000;
+const STATX_BASIC_STATS = 0x7ff;
+
+export const ENOENT = 2;
+export const EACCES = 13;
+export const EPERM = 1;
+export const ELOOP = 40;
+const ENOTDIR = 20;
+
+/** struct dirent64 on every 64-bit Linux libc: d_ino, d_off (8 bytes each), d_reclen (2). */
+const D_TYPE = 18;
+const D_NAME = 19;
+
+/** What statx(2) says of an open file (struct statx has one layout on every architecture). */
+export interface Stat {
+  isFile: boolean;
+  isDirectory: boolean;
+  uid: number;
+  mode: number;
+  size: number;
+  ino: number;
+  dev: number;
+  mtimeMs: number;
+}
+
+/** One directory entry; `kind` is what readdir says ("unknown" where the filesystem is silent). */
+export interface DirEntry {
+  name: string;
+  kind: "file" | "dir" | "link" | "other" | "unknown";
+}
+
+const KINDS: Record<number, DirEntry["kind"]> = { 0: "unknown", 4: "dir", 8: "file", 10: "link" };
+
+export interface Libc {
+  /** open(2) of a path; the fd, or -errno. */
+  open(path: string, flags: number): number;
+  /** openat(2) relative to a directory fd; the fd, or -errno. */
+  openat(dirFd: number, name: string, flags: number): number;
+  /** read(2) into `buf`; bytes read, or -errno. */
+  read(fd: number, buf: Uint8Array): number;
+  close(fd: number): void;
+  /** statx(2) of an open fd; null when it fails. */
+  fstat(fd: number): Stat | null;
+  /** A directory opened without following a link, read one entry at a time. */
+  openDir(path: string): Dir;
+}
+
+export interface Dir extends Disposable {
+  /** The directory's fd, for openat(2) of its entries. */
+  readonly fd: number;
+  /** The next entry (never "." or ".."), or null at the end. */
+  next(): DirEntry | null;
+  close(): void;
+}
+
+let cached: Libc | null | undefined;
+
+/** libc on Linux (glibc), loaded once; null where it cannot be. */
+export function libc(): Libc | null {
+  if (cached !== undefined) return cached;
+  cached = null;
+  if (Deno.build.os !== "linux" || !(Deno.build.arch === "x86_64" || ARM)) return null;
+  let lib: Deno.DynamicLibrary<typeof SYMBOLS>;
+  try {
+    lib = Deno.dlopen("libc.so.6", SYMBOLS);
+  } catch {
+    return null;
+  }
+  return cached = bind(lib.symbols);
+}
+
+function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
+  const encoder = new TextEncoder();
+  /** Paths as NUL-terminated bytes, in one reused buffer (record names are short). */
+  let pathBuf = new Uint8Array(4096);
+  const cString = (text: string): Uint8Array => {
+    if (text.length * 3 + 1 > pathBuf.length) pathBuf = new Uint8Array(text.length * 3 + 1);
+    const { written } = encoder.encodeInto(text, pathBuf);
+    pathBuf[written] = 0;
+    return pathBuf;
+  };
+  const errno = () => {
+    const p = s.__errno_location();
+    return p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
+  };
+  const empty = new Uint8Array(1);
+  const stx = new Uint8Array(256);
+  const view = new DataView(stx.buffer);
+  let lastLength = 0;
+  let lastCount = 0n;
+  const u64 = (off: number) => view.getUint32(off, true) + view.getUint32(off + 4, true) * 2 ** 32;
+  return {
+    open(path, flags) {
+      const fd = s.open(cString(path), flags | O_CLOEXEC);
+      return fd < 0 ? -errno() : fd;
+    },
+    openat(dirFd, name, flags) {
+      const fd = s.openat(dirFd, cString(name), flags | O_CLOEXEC);
+      return fd < 0 ? -errno() : fd;
+    },
+    read(fd, buf) {
+      if (buf.length !== lastLength) [lastLength, lastCount] = [buf.length, BigInt(buf.length)];
+      const n = Number(s.read(fd, buf, lastCount));
+      return n < 0 ? -errno() : n;
+    },
+    close(fd) {
+      s.close(fd);
+    },
+    fstat(fd) {
+      if (s.statx(fd, empty, AT_EMPTY_PATH, STATX_BASIC_STATS, stx) !== 0) return null;
+      const mode = view.getUint16(28, true);
+      const type = mode & 0o170000;
+      return {
+        isFile: type === 0o100000,
+        isDirectory: type === 0o040000,
+        uid: view.getUint32(20, true),
+        mode: mode & 0o7777,
+        size: u64(40),
+        ino: u64(32),
+        dev: view.getUint32(136, true) * 256 + view.getUint32(140, true),
+        mtimeMs: Number(view.getBigInt64(112, true)) * 1000 +
+          Math.floor(view.getUint32(120, true) / 1e6),
+      };
+    },
+    openDir(path) {
+      const fd = s.open(cString(path), O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) throw osError(errno(), path);
+      const handle = s.fdopendir(fd);
+      if (handle === null) {
+        const e = errno();
+        s.close(fd);
+        throw osError(e, path);
+      }
+      let open = true;
+      const close = () => {
+        if (open) s.closedir(handle);
+        open = false;
+      };
+      return {
+        fd,
+        next() {
+          while (open) {
+            const p = s.readdir64(handle);
+            if (p === null) return null;
+            const entry = new Deno.UnsafePointerView(p);
+            const name = entry.getCString(D_NAME);
+            if (name === "." || name === "..") continue;
+            return { name, kind: KINDS[entry.getUint8(D_TYPE)] ?? "other" };
+          }
+          return null;
+        },
+        close,
+        [Symbol.dispose]: close,
+      };
+    },
+  };
+}
+
+/** The Deno error that Deno's own call would have thrown for this errno. */
+export function osError(errno: number, path: string): Error {
+  switch (errno) {
+    case ENOENT:
+      return new Deno.errors.NotFound(`No such file or directory: ${path}`);
+    case EPERM:
+    case EACCES:
+      return new Deno.errors.PermissionDenied(`Permission denied: ${path}`);
+    case ENOTDIR:
+      return new Deno.errors.NotADirectory(`Not a directory: ${path}`);
+    case ELOOP:
+      return new Deno.errors.FilesystemLoop(`Is a symbolic link: ${path}`);
+    default:
+      return new Error(`Error ${errno}: ${path}`);
+  }
+}
