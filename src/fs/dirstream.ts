@@ -5,7 +5,15 @@
  * rather than an exception for a file that vanished. Elsewhere Deno's calls do the same work
  * with a listing held in memory and a look (lstat) before the open.
  */
-import { type DirEntry, EACCES, ELOOP, ENOENT, libc, O_NOFOLLOW, O_NONBLOCK } from "./libc.ts";
+import {
+  type DirEntry,
+  EACCES,
+  ELOOP,
+  ENOENT,
+  libc,
+  O_NOFOLLOW,
+  O_NONBLOCK,
+} from "../process/libc.ts";
 
 export type { DirEntry };
 

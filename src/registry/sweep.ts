@@ -24,36 +24,40 @@ export const SWEEP_NEXT_NAME = ".sweep.next";
 const LINE_MAX = 11;
 const PID_LINE = /^[1-9][0-9]{0,9}$/;
 
-/** open(2) flags that Deno passes through: never follow a link, never block on a FIFO. */
-const NO_FOLLOW_NONBLOCK = Deno.build.os === "linux"
-  ? (Deno.build.arch === "aarch64" ? 0o100000 : 0o400000) | 0o4000
-  : Deno.build.os === "windows"
-  ? 0
-  : 0x100 | 0x4; // macOS and the BSDs
-
 const uid = Deno.build.os === "windows" ? null : Deno.uid();
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** Opens one of the queue files, or null when it is missing or not a private file of ours. */
+const usable = (info: Deno.FileInfo) =>
+  info.isFile && (uid === null || info.uid === uid) && ((info.mode ?? 0) & 0o022) === 0;
+
+/**
+ * Opens one of the queue files, or null when it is missing or not a private file of ours.
+ * Never through a link: a new file is created exclusively (O_EXCL refuses a link), and an
+ * existing one is looked at (lstat), opened, and must be the file that was looked at.
+ */
 function openQueue(path: string, create: boolean): Deno.FsFile | null {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch {
+    if (!create) return null;
+    try {
+      return Deno.openSync(path, { read: true, write: true, createNew: true, mode: 0o600 });
+    } catch {
+      return null; // created by someone else just now, or not creatable: skip this time
+    }
+  }
+  if (!usable(info)) return null;
   let file: Deno.FsFile;
   try {
-    file = Deno.openSync(path, {
-      read: true,
-      write: true,
-      create,
-      mode: 0o600,
-      customFlags: NO_FOLLOW_NONBLOCK || undefined,
-    });
+    file = Deno.openSync(path, { read: true, write: true });
   } catch {
     return null;
   }
   try {
-    const info = file.statSync();
-    if (info.isFile && (uid === null || info.uid === uid) && ((info.mode ?? 0) & 0o022) === 0) {
-      return file;
-    }
+    const opened = file.statSync();
+    if (usable(opened) && opened.ino === info.ino && opened.dev === info.dev) return file;
   } catch { /* fall through: unusable */ }
   file.close();
   return null;

@@ -83,6 +83,15 @@ export interface Dir extends Disposable {
 
 let cached: Libc | null | undefined;
 
+/**
+ * libc if something in this process already loaded it, without loading it: dlopen costs a
+ * millisecond or two that a hook's single probe would not win back, while `list` and `prune`
+ * load it anyway and then probe thousands of pids.
+ */
+export function loadedLibc(): Libc | null {
+  return cached ?? null;
+}
+
 /** libc on Linux (glibc), loaded once; null where it cannot be. */
 export function libc(): Libc | null {
   if (cached !== undefined) return cached;
