@@ -105,19 +105,24 @@ async function peakKiB(cmd: Cmd, runs: number): Promise<number | null> {
   return median(values);
 }
 
-/** Live processes to stand behind "alive" records: one bash that forks `n` sleeps. */
+/**
+ * Live processes to stand behind "alive" records: scripts/floor/sleepers.c forks them (its
+ * children die with it), or where there is no C compiler, one bash that starts `sleep`s.
+ */
 class Sleepers {
   pids: number[] = [];
-  #bash: Deno.ChildProcess | null = null;
+  #parent: Deno.ChildProcess | null = null;
 
-  async start(n: number) {
+  async start(n: number, forker: string | null) {
     if (n === 0) return;
-    this.#bash = new Deno.Command("bash", {
-      args: ["-c", `for i in $(seq ${n}); do sleep 3600 & echo $!; done; wait`],
+    this.#parent = new Deno.Command(forker ?? "bash", {
+      args: forker
+        ? [String(n)]
+        : ["-c", `for i in $(seq ${n}); do sleep 3600 & echo $!; done; wait`],
       stdout: "piped",
       stderr: "null",
     }).spawn();
-    const reader = this.#bash.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    const reader = this.#parent.stdout.pipeThrough(new TextDecoderStream()).getReader();
     let buf = "";
     while (this.pids.length < n) {
       const { value, done } = await reader.read();
@@ -128,6 +133,7 @@ class Sleepers {
       for (const l of lines) if (l.trim()) this.pids.push(Number(l));
     }
     reader.releaseLock();
+    if (this.pids.length < n) throw new Error(`Started ${this.pids.length} of ${n} processes`);
   }
 
   async stop() {
@@ -136,9 +142,12 @@ class Sleepers {
         Deno.kill(pid, "SIGKILL");
       } catch { /* gone */ }
     }
-    if (this.#bash) {
-      await this.#bash.status;
-      await this.#bash.stdout.cancel().catch(() => {});
+    if (this.#parent) {
+      try {
+        this.#parent.kill("SIGKILL");
+      } catch { /* gone */ }
+      await this.#parent.status;
+      await this.#parent.stdout.cancel().catch(() => {});
     }
   }
 }
@@ -216,9 +225,11 @@ function writeRecords(home: string, alive: number[], dead: number[]) {
 }
 
 /** Builds the floor programs; null (and why) where there is no C compiler. */
-async function buildFloors(out: string): Promise<{ list: string; prune: string } | string> {
+async function buildFloors(
+  out: string,
+): Promise<{ list: string; prune: string; sleepers: string } | string> {
   const cc = Deno.env.get("CC") ?? "cc";
-  for (const name of ["list", "prune"]) {
+  for (const name of ["list", "prune", "sleepers"]) {
     try {
       const r = await new Deno.Command(cc, {
         args: ["-O2", "-o", `${out}/${name}`, `${FLOOR_SRC}${name}.c`],
@@ -230,7 +241,7 @@ async function buildFloors(out: string): Promise<{ list: string; prune: string }
       return `no C compiler (${cc})`;
     }
   }
-  return { list: `${out}/list`, prune: `${out}/prune` };
+  return { list: `${out}/list`, prune: `${out}/prune`, sleepers: `${out}/sleepers` };
 }
 
 const fmt = (x: number, digits = 1) => x.toFixed(digits);
@@ -245,9 +256,13 @@ async function main() {
   const sleepers = new Sleepers();
   const rows: string[] = [];
   const notes: string[] = [];
-  const row = (...cells: string[]) => rows.push(`| ${cells.join(" | ")} |`);
+  const row = (...cells: string[]) => {
+    rows.push(`| ${cells.join(" | ")} |`);
+    console.error(`bench: ${cells.join("  ")}`); // progress: a full run takes minutes
+  };
   try {
-    const floors = await buildFloors(work);
+    Deno.mkdirSync(`${work}/bin`);
+    const floors = await buildFloors(`${work}/bin`);
     if (typeof floors === "string") notes.push(`C floors: skipped, ${floors}`);
     const hello = `${work}/hello.ts`;
     Deno.writeTextFileSync(hello, 'console.log("hello");\n');
@@ -259,7 +274,10 @@ async function main() {
     const sizes = [...opts.sizes].sort((a, b) => a - b);
     const maxSize = sizes[sizes.length - 1];
     const aliveFor = (size: number) => Math.min(Math.floor(size / 2), ALIVE_CAP);
-    await sleepers.start(aliveFor(Math.max(maxSize, 10_000)) + CONCURRENT + 2);
+    await sleepers.start(
+      aliveFor(Math.max(maxSize, 10_000)) + CONCURRENT + 2,
+      typeof floors === "string" ? null : floors.sleepers,
+    );
     const aliveAll = sleepers.pids.slice(0, aliveFor(Math.max(maxSize, 10_000)));
     const spare = sleepers.pids.slice(aliveAll.length); // owners never in a store
     const deadAll = freePids(maxSize, new Set(sleepers.pids));
@@ -514,12 +532,14 @@ async function main() {
           args: roster("register", "--pid", `${pid}`, "--home", home, "-q").slice(1),
           stdin: "null",
           stdout: "null",
-          stderr: "null",
+          stderr: "piped",
         }).output();
-        return out.code;
+        return { code: out.code, stderr: new TextDecoder().decode(out.stderr).trim() };
       }));
       const wall = performance.now() - started;
-      const failed = results.filter((c) => c !== 0).length;
+      const failures = results.filter((r) => r.code !== 0);
+      const failed = failures.length;
+      if (failed > 0) notes.push(`first concurrent register failure: ${failures[0].stderr}`);
       const names = new Set<string>();
       for (const e of Deno.readDirSync(hostDir(home))) names.add(e.name);
       const lost = owners.filter((pid) => !names.has(`${pid}.json`)).length;
