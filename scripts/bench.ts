@@ -10,7 +10,7 @@
  * --sizes 1000,10000,100000, --quick (runs 5, big runs 3, sizes 1000,10000).
  */
 import { linuxBackend, parseStat } from "../src/process/linux.ts";
-import { hostDirName } from "../src/registry/record.ts";
+import { hostDirName } from "../src/registry/layout.ts";
 import { V8_FLAGS } from "./build.ts";
 import { median } from "./stats.ts";
 

@@ -3,24 +3,14 @@
  * link, never blocking on a FIFO, the type and owner checked on the open handle. On Linux
  * this is libc (src/fs/libc.ts): memory bounded by one entry, four calls per file, an errno
  * rather than an exception for a file that vanished. Elsewhere Deno's calls do the same work
- * with a listing held in memory and a look (lstat) before the open.
+ * with a listing held in memory and a look (lstat) before the open (src/fs/read.ts).
  */
-import {
-  type DirEntry,
-  EACCES,
-  ELOOP,
-  ENOENT,
-  libc,
-  O_NOFOLLOW,
-  O_NONBLOCK,
-} from "../process/libc.ts";
+import { type DirEntry, ENOENT, libc, O_NOFOLLOW, O_NONBLOCK } from "../process/libc.ts";
+
+import { readSmallFile } from "./read.ts";
+import type { FileResult } from "./result.ts";
 
 export type { DirEntry };
-
-/** A small file's bytes (valid until the next read), or what is wrong with it. */
-export type Small =
-  | { ok: true; bytes: Uint8Array; mtimeMs: number | null }
-  | { ok: false; problem: string; mtimeMs: number | null };
 
 export interface DirStream extends Disposable {
   readonly path: string;
@@ -30,20 +20,17 @@ export interface DirStream extends Disposable {
    * A regular file of ours in this directory, not writable by others, at most `maxBytes`;
    * null when it does not exist (any more).
    */
-  readSmall(name: string, maxBytes: number): Small | null;
+  readSmall(name: string, maxBytes: number): FileResult<string> | null;
   close(): void;
 }
 
 const uid = Deno.build.os === "windows" ? null : Deno.uid();
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 /** One buffer for every read: a store of 100,000 records must not allocate one each. */
 let shared = new Uint8Array(64 * 1024 + 1);
 function buffer(size: number): Uint8Array {
   if (shared.length < size) shared = new Uint8Array(size);
   return shared.subarray(0, size);
-}
-
-function errText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Opens `path` for reading entry by entry; throws Deno's errors (FilesystemLoop for a link). */
@@ -61,15 +48,18 @@ function libcStream(path: string, c: NonNullable<ReturnType<typeof libc>>): DirS
       const fd = c.openat(dir.fd, name, O_NOFOLLOW | O_NONBLOCK);
       if (fd < 0) {
         if (fd === -ENOENT) return null;
-        if (fd === -ELOOP) return { ok: false, problem: "is a symbolic link", mtimeMs: null };
-        // A socket answers ENXIO: it is no record either way.
-        const why = fd === -EACCES ? "permission denied" : `error ${-fd}`;
-        return { ok: false, problem: `cannot read: ${why}`, mtimeMs: null };
+        // A link (ELOOP), a socket (ENXIO), no permission: rare, and the careful path by
+        // name says which, dated by the entry itself.
+        return readSmallFile(`${path}/${name}`, maxBytes);
       }
       try {
         const st = c.fstat(fd);
         if (st === null) return { ok: false, problem: "cannot stat", mtimeMs: null };
-        const bad = (problem: string): Small => ({ ok: false, problem, mtimeMs: st.mtimeMs });
+        const bad = (problem: string): FileResult<string> => ({
+          ok: false,
+          problem,
+          mtimeMs: st.mtimeMs,
+        });
         if (!st.isFile) return bad("not a regular file");
         if (st.size > maxBytes) return bad(`larger than ${maxBytes} bytes`);
         if (uid !== null && st.uid !== uid) return bad("owned by another user");
@@ -84,7 +74,11 @@ function libcStream(path: string, c: NonNullable<ReturnType<typeof libc>>): DirS
           if (off >= st.size && off < buf.length) break;
         }
         if (off > maxBytes) return bad(`larger than ${maxBytes} bytes`);
-        return { ok: true, bytes: buf.subarray(0, off), mtimeMs: st.mtimeMs };
+        try {
+          return { ok: true, value: decoder.decode(buf.subarray(0, off)), mtimeMs: st.mtimeMs };
+        } catch {
+          return bad("not valid UTF-8");
+        }
       } finally {
         c.close(fd);
       }
@@ -111,46 +105,8 @@ function denoStream(path: string): DirStream {
         kind: e.isFile ? "file" : e.isDirectory ? "dir" : e.isSymlink ? "link" : "other",
       };
     },
-    readSmall: (name, maxBytes) => readSmallDeno(`${path}${sep}${name}`, maxBytes),
+    readSmall: (name, maxBytes) => readSmallFile(`${path}${sep}${name}`, maxBytes),
     close() {},
     [Symbol.dispose]() {},
   };
-}
-
-/** The same checks through Deno's calls: a look (lstat), then the open, compared. */
-function readSmallDeno(path: string, maxBytes: number): Small | null {
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.lstatSync(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
-    return { ok: false, problem: `cannot stat: ${errText(err)}`, mtimeMs: null };
-  }
-  const mtimeMs = info.mtime?.getTime() ?? null;
-  const bad = (problem: string): Small => ({ ok: false, problem, mtimeMs });
-  if (info.isSymlink) return bad("is a symbolic link");
-  if (!info.isFile) return bad("not a regular file");
-  if (info.size > maxBytes) return bad(`larger than ${maxBytes} bytes`);
-  if (uid !== null && info.uid !== uid) return bad("owned by another user");
-  if (info.mode !== null && (info.mode & 0o022) !== 0) return bad("writable by group or others");
-  const buf = buffer(maxBytes + 1);
-  let off = 0;
-  try {
-    using file = Deno.openSync(path, { read: true });
-    const opened = file.statSync();
-    if (!opened.isFile || opened.ino !== info.ino || opened.dev !== info.dev) {
-      return bad("changed while being read");
-    }
-    while (off < buf.length) {
-      const n = file.readSync(buf.subarray(off));
-      if (n === null || n === 0) break;
-      off += n;
-      if (off >= opened.size && off < buf.length) break;
-    }
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
-    return bad(`cannot read: ${errText(err)}`);
-  }
-  if (off > maxBytes) return bad(`larger than ${maxBytes} bytes`);
-  return { ok: true, bytes: buf.subarray(0, off), mtimeMs };
 }

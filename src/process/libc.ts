@@ -29,6 +29,8 @@ export const O_NOFOLLOW = ARM ? 0o100000 : 0o400000;
 const AT_EMPTY_PATH = 0x1000;
 const STATX_BASIC_STATS = 0x7ff;
 
+/** A failure whose errno could not be read back. */
+export const UNKNOWN_ERRNO = 100_000;
 export const ENOENT = 2;
 export const EACCES = 13;
 export const EPERM = 1;
@@ -116,9 +118,12 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
     pathBuf[written] = 0;
     return pathBuf;
   };
+  // errno as read back after a failed call; never 0, so a failure never reads as fd 0 (a
+  // clobbered errno is UNKNOWN_ERRNO and callers ask Deno's calls instead).
   const errno = () => {
     const p = s.__errno_location();
-    return p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
+    const e = p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
+    return e > 0 ? e : UNKNOWN_ERRNO;
   };
   const empty = new Uint8Array(1);
   const stx = new Uint8Array(256);
