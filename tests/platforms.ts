@@ -33,6 +33,7 @@ export const EVERYWHERE: readonly string[] = [
 /** Tests written for Windows: real kernel32, Windows file modes, the CLI end to end. */
 export const WINDOWS_ONLY: readonly string[] = [
   "tests/windows/backend_test.ts",
+  "tests/windows/cli_test.ts",
   "tests/windows/stale_parent_test.ts",
 ];
 

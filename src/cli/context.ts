@@ -4,7 +4,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { processBackend } from "../process/mod.ts";
-import { hostIdentity } from "../identity/identity.ts";
+import { hostIdentity, hostKey } from "../identity/identity.ts";
 import { LivenessJudge } from "../identity/liveness.ts";
 import type { ProcessBackend } from "../process/types.ts";
 import { checkHome, denoEnv, resolveHome } from "../registry/home.ts";
@@ -45,6 +45,14 @@ class Output {
   }
 }
 
+/**
+ * The hostname, or "localhost" where it is empty (a container or namespace set up without
+ * one): an empty host would file records straight under sessions/, where they read malformed.
+ */
+function hostname(): string {
+  return Deno.hostname() || "localhost";
+}
+
 export class Context {
   readonly json: boolean;
   readonly stdout = new Output(Deno.stdout);
@@ -65,10 +73,15 @@ export class Context {
     return this.#home;
   }
 
+  /**
+   * The host key (hostKey). On macOS it needs the backend's machine id, so it is known only
+   * once judge() has resolved; every command reads it after that.
+   */
   get host(): string {
-    // An empty hostname (a container or namespace set up without one) would file records
-    // straight under sessions/, where they read back malformed: such a host is "localhost".
-    return this.#host ??= Deno.hostname() || "localhost";
+    if (this.#host === undefined && Deno.build.os === "darwin") {
+      throw new Error("The host key was read before the process backend was loaded");
+    }
+    return this.#host ??= hostname();
   }
 
   backend(): Promise<ProcessBackend> {
@@ -77,9 +90,10 @@ export class Context {
 
   /** One judge per call: the host identity is read once, and each pid once (judge.probe). */
   judge(): Promise<LivenessJudge> {
-    return this.#judge ??= this.backend().then((b) =>
-      new LivenessJudge(b, hostIdentity(b, this.host))
-    );
+    return this.#judge ??= this.backend().then((b) => {
+      this.#host ??= hostKey(Deno.build.os, hostname(), b.machineId?.() ?? null);
+      return new LivenessJudge(b, hostIdentity(b, this.#host));
+    });
   }
 
   /**

@@ -24,6 +24,7 @@ import {
   validatePlan,
   validateSkip,
 } from "./schema.ts";
+import { untrustedFile } from "../fs/private.ts";
 
 /** Every ledger file roster writes: indented JSON, one trailing newline. */
 export const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
@@ -139,7 +140,8 @@ export function checkLedger(dir: string, create: boolean, home?: string): string
   });
   if (parent === null) return null;
   const ledger = privateChild(parent, baseName(dir), create, "Ledger");
-  if (ledger !== null && !create && ((Deno.lstatSync(ledger).mode ?? 0) & 0o022) !== 0) {
+  // Its owner was checked above; the mode rule is fs/private.ts's (none on Windows).
+  if (ledger !== null && !create && untrustedFile(Deno.lstatSync(ledger), Deno.build.os, null)) {
     throw new RosterError(
       `The ledger is not private (another user may write to it), so a claim there could be undone: ${dir}`,
     );

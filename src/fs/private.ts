@@ -10,7 +10,7 @@ export interface Ownership {
 }
 
 /**
- * Why a file may not be trusted as this user's own, or null when it may.
+ * Why a file (or the ledger's directory) may not be trusted as this user's own, or null.
  * Unix: owned by this user (`uid`; null skips the check) and not writable by group or others.
  * Windows: neither check applies. Deno reports every writable file as mode 0o666 and uid null,
  * and chmod changes nothing, so a mode says nothing there; a file is as private as the ACL it

@@ -6,6 +6,7 @@
  */
 import { ioError, RosterError } from "../errors.ts";
 import type { FileResult } from "./result.ts";
+import { untrustedFile } from "./private.ts";
 
 /** The default cap of a small file: 64 KiB. */
 const MAX_SMALL_FILE = 64 * 1024;
@@ -64,8 +65,8 @@ export function readSmallFile(path: string, maxBytes = MAX_SMALL_FILE): FileResu
   if (info.isSymlink) return bad("is a symbolic link");
   if (!info.isFile) return bad("not a regular file");
   if (info.size > maxBytes) return bad(`larger than ${maxBytes} bytes`);
-  if (uid !== null && info.uid !== uid) return bad("owned by another user");
-  if (info.mode !== null && (info.mode & 0o022) !== 0) return bad("writable by group or others");
+  const untrusted = untrustedFile(info, Deno.build.os, uid);
+  if (untrusted !== null) return bad(untrusted);
   let bytes: Uint8Array;
   try {
     using file = openJudged(path, info, { read: true });

@@ -26,6 +26,21 @@ export interface HostIdentity {
   pidNs?: string | null;
 }
 
+/**
+ * The host key: the `host` of records and the name of this host's store directory. It must
+ * not change while sessions run. On macOS `Deno.hostname()` (gethostname) follows the network
+ * (DHCP, reverse DNS), so there the key is the hardware UUID the darwin backend reads as the
+ * machine id, and the hostname only when that cannot be read. Elsewhere it is the hostname,
+ * which does not move on its own.
+ */
+export function hostKey(
+  os: typeof Deno.build.os,
+  hostname: string,
+  machineId: string | null,
+): string {
+  return os === "darwin" && machineId ? machineId : hostname;
+}
+
 /** This host's identity as `backend` reads it (each value read once). */
 export function hostIdentity(backend: ProcessBackend, host: string): HostIdentity {
   return {

@@ -140,3 +140,17 @@ export async function startOrphan(
   }
   throw new Error(`${program} did not start within 10 s`);
 }
+
+/**
+ * Creates ping.exe processes (or copies of it at `exe`) until one gets `pid`: Windows hands
+ * freed pids to new processes. The pid must be free: no process, and no handle (Deno keeps
+ * its children's handles, so use startOrphan for a process whose pid is to be reused).
+ */
+export async function takePid(pid: number, exe = "ping.exe", tries = 600): Promise<WinSleeper> {
+  for (let i = 0; i < tries; i++) {
+    const s = spawnPing(120, exe);
+    if (s.pid === pid) return s;
+    await s.kill();
+  }
+  throw new Error(`pid ${pid} did not come back within ${tries} process creations`);
+}

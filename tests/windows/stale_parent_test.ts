@@ -12,22 +12,12 @@ import {
   MAIN,
   pingPath,
   sleep,
-  spawnPing,
   startOrphan,
+  takePid,
   UNDER_WINE,
   WINDOWS_ONLY,
   type WinSleeper,
 } from "./helpers.ts";
-
-/** Creates copies of claude.exe until one gets `pid` (Windows reuses freed pids). */
-async function takePid(pid: number, exe: string, tries = 600): Promise<WinSleeper> {
-  for (let i = 0; i < tries; i++) {
-    const s = spawnPing(120, exe);
-    if (s.pid === pid) return s;
-    await s.kill();
-  }
-  throw new Error(`pid ${pid} did not come back within ${tries} process creations`);
-}
 
 Deno.test({
   name: `a stale parent pid held by a later claude.exe (${WINDOWS_ONLY})`,
