@@ -168,12 +168,12 @@ export interface Sleeper extends AsyncDisposable {
 
 /** A real child process that lives until killed. */
 export function spawnSleeper(seconds = 300): Sleeper {
-  const child = new Deno.Command("sleep", {
-    args: [String(seconds)],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  })
+  return spawnKillable("sleep", [String(seconds)]);
+}
+
+/** `cmd args...` as a child with no stdio, killed (SIGKILL; TerminateProcess) and awaited. */
+export function spawnKillable(cmd: string, args: string[]): Sleeper {
+  const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "null" })
     .spawn();
   let done = false;
   const kill = async () => {
@@ -250,10 +250,13 @@ function procState(pid: number): string | null {
 }
 
 /**
- * A real zombie (Linux): `sleep 0` runs in the background of a shell that then execs into a
- * sleep, which never reaps it. Returns once /proc/<pid>/stat shows Z; throws after 5 s if not.
+ * A real zombie (Unix): `sleep 0` runs in the background of a shell that then execs into a
+ * sleep, which never reaps it. Returns once `isZombie` says so (by default /proc/<pid>/stat
+ * shows Z, on Linux); throws after 5 s if not.
  */
-export async function spawnZombie(): Promise<Zombie> {
+export async function spawnZombie(
+  isZombie: (pid: number) => boolean = (pid) => procState(pid) === "Z",
+): Promise<Zombie> {
   const child = new Deno.Command("sh", {
     args: ["-c", "sleep 0 & echo $!; exec sleep 60"],
     stdin: "null",
@@ -281,13 +284,11 @@ export async function spawnZombie(): Promise<Zombie> {
       throw new Error(`spawnZombie: no pid in ${JSON.stringify(text)}`);
     }
     const deadline = Date.now() + 5_000;
-    let state = procState(pid);
-    while (state !== "Z") {
+    while (!isZombie(pid)) {
       if (Date.now() > deadline) {
-        throw new Error(`spawnZombie: pid ${pid} is not a zombie after 5 s (state ${state})`);
+        throw new Error(`spawnZombie: pid ${pid} is not a zombie after 5 s`);
       }
       await sleep(20);
-      state = procState(pid);
     }
     return { pid, parent: child.pid, [Symbol.asyncDispose]: dispose };
   } catch (e) {

@@ -6,14 +6,13 @@
 import { assert, assertEquals } from "../assert.ts";
 import { processBackend } from "../../src/process/mod.ts";
 import { isGone } from "../../src/process/types.ts";
+import { spawnKillable, spawnSleeper, spawnZombie } from "../helpers.ts";
 
 const IS_WINDOWS = Deno.build.os === "windows";
 
 /** A child that lives until killed: `sleep` on Unix, `ping.exe` on Windows. */
-function spawnChild(): Deno.ChildProcess {
-  const [cmd, args] = IS_WINDOWS ? ["ping.exe", ["-n", "300", "127.0.0.1"]] : ["sleep", ["300"]];
-  return new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "null" }).spawn();
-}
+const spawnChild = () =>
+  IS_WINDOWS ? spawnKillable("ping.exe", ["-n", "300", "127.0.0.1"]) : spawnSleeper();
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
@@ -42,8 +41,7 @@ Deno.test("the selected process backend with real processes", async (t) => {
       assert(again.kind === "exists");
       assertEquals(b.compareTokens(first.info.startToken, again.info.startToken!), "same");
     } finally {
-      child.kill("SIGKILL");
-      await child.status;
+      await child.kill();
     }
     assert(isGone(b.probe(child.pid)), "a killed child is gone (or an unreaped exit)");
   });
@@ -52,36 +50,15 @@ Deno.test("the selected process backend with real processes", async (t) => {
     name: "a zombie reads as one (Unix: an exited child its parent never reaps)",
     ignore: IS_WINDOWS, // Windows has no zombies; an exited process held open is tested there.
     fn: async () => {
-      // sh starts a short sleep, prints its pid, then becomes a long sleep that never reaps it.
-      const parent = new Deno.Command("sh", {
-        args: ["-c", "sleep 0.2 & echo $!; exec sleep 30"],
-        stdin: "null",
-        stdout: "piped",
-        stderr: "null",
-      }).spawn();
-      try {
-        const reader = parent.stdout.getReader();
-        let text = "";
-        while (!text.includes("\n")) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          text += new TextDecoder().decode(value);
-        }
-        reader.releaseLock();
-        const pid = Number(text.trim());
-        let p = b.probe(pid);
-        for (let i = 0; i < 50 && !(p.kind === "exists" && p.info.zombie); i++) {
-          await sleep(100);
-          p = b.probe(pid);
-        }
-        assert(p.kind === "exists" && p.info.zombie, JSON.stringify(p));
-        assertEquals(p.info.ppid, parent.pid);
-        assert(isGone(p));
-      } finally {
-        parent.kill("SIGKILL");
-        await parent.stdout.cancel().catch(() => {});
-        await parent.status;
-      }
+      const isZombie = (pid: number) => {
+        const p = b.probe(pid);
+        return p.kind === "exists" && p.info.zombie;
+      };
+      await using zombie = await spawnZombie(isZombie);
+      const p = b.probe(zombie.pid);
+      assert(p.kind === "exists" && p.info.zombie, JSON.stringify(p));
+      assertEquals(p.info.ppid, zombie.parent);
+      assert(isGone(p));
     },
   });
 

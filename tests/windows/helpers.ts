@@ -3,7 +3,7 @@
  * scripts/wine/test.sh): file-URL paths Windows accepts, `ping.exe` sleepers (never deno.exe:
  * ~130 MB each under Wine), and the roster CLI run as a hook would run it.
  */
-import type { CliResult } from "../helpers.ts";
+import { type CliResult, type Sleeper, spawnKillable } from "../helpers.ts";
 import {
   decodeProcessEntry32W,
   type ProcessEntry,
@@ -24,31 +24,11 @@ export function fromFileUrl(url: URL): string {
 
 export const MAIN = fromFileUrl(new URL("../../main.ts", import.meta.url));
 
-export interface WinSleeper extends AsyncDisposable {
-  pid: number;
-  child: Deno.ChildProcess;
-  /** TerminateProcess and wait: afterwards the pid is gone. */
-  kill(): Promise<void>;
-}
+export type WinSleeper = Sleeper;
 
 /** `ping.exe -n <seconds> 127.0.0.1` (or a copy of it at `exe`): a process that lives a while. */
 export function spawnPing(seconds = 120, exe = "ping.exe"): WinSleeper {
-  const child = new Deno.Command(exe, {
-    args: ["-n", String(seconds), "127.0.0.1"],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  let done = false;
-  const kill = async () => {
-    if (done) return;
-    done = true;
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await child.status;
-  };
-  return { pid: child.pid, child, kill, [Symbol.asyncDispose]: kill };
+  return spawnKillable(exe, ["-n", String(seconds), "127.0.0.1"]);
 }
 
 /** ping.exe's path, for copies of it under other image names (claude.exe, say). */
