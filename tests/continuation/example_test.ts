@@ -8,19 +8,7 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { cliArgs, rosterJson, run, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
-
-const DOC = new URL("../../docs/continuation.md", import.meta.url).pathname;
-
-/** The fenced block that follows `<!-- example: NAME -->` in docs/continuation.md. */
-function example(name: string): string {
-  const text = Deno.readTextFileSync(DOC);
-  const marker = `<!-- example: ${name} -->`;
-  const at = text.indexOf(marker);
-  if (at === -1) throw new Error(`docs/continuation.md has no example: ${name}`);
-  const m = /```[^\n]*\n([\s\S]*?)\n```/.exec(text.slice(at + marker.length));
-  if (!m) throw new Error(`docs/continuation.md has no code block after: ${marker}`);
-  return m[1] + "\n";
-}
+import { docExample as example } from "./fixtures.ts";
 
 const installed = (tool: string) =>
   new Deno.Command("sh", { args: ["-c", `command -v ${tool}`], stdout: "null" }).outputSync()

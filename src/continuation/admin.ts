@@ -1,0 +1,313 @@
+/**
+ * Looking after the ledger (the reference's reconciler role): the mode and the hold, set
+ * wherever the ledger is and explained when off; each key's state; cleaning keys past their
+ * deadline and the temp files of killed writers; a hook declining its continuation.
+ */
+import { RosterError, UsageError } from "../errors.ts";
+import type { Judge } from "../registry/liveness.ts";
+import { isValidPid, parseTime } from "../registry/record.ts";
+import { join, removeQuietly, writeAtomic } from "../registry/store.ts";
+import { appendAudit } from "./audit.ts";
+import { exists, json, readJsonFile } from "./files.ts";
+import {
+  claimPath,
+  CONFIG_FILE,
+  createSkip,
+  ensureLedger,
+  HOLD_FILE,
+  isClaimed,
+  outcomePath,
+  planPath,
+  readClaim,
+  readPlan,
+  readSkip,
+  skipPath,
+  syncDir,
+  writeOutcome,
+} from "./ledger.ts";
+import { ADMIN_LOCK_PATIENCE_MS, withDispatchLock } from "./lock.ts";
+import type { Mode } from "./rules.ts";
+import { isObject, isValidKey, type Plan, skipEvent, skippedOutcome } from "./schema.ts";
+
+export const MODES: readonly Mode[] = ["on", "off", "dry-run"];
+
+/** The mode and, when it is not on, why: which file, and what is wrong with it. */
+export interface ModeRead {
+  mode: Mode;
+  path: string;
+  /** Why continuations are not on; null when the mode is on or dry-run. */
+  detail: string | null;
+}
+
+/** Reads `config.json`, saying what is wrong when it does not turn continuations on. */
+export function explainMode(dir: string): ModeRead {
+  const path = join(dir, CONFIG_FILE);
+  const off = (detail: string): ModeRead => ({ mode: "off", path, detail });
+  const read = readJsonFile(path);
+  if (read === null) {
+    const near = caseVariant(dir, CONFIG_FILE);
+    return off(
+      near === null
+        ? `no config.json: continuations are off until \`roster continuation-mode on\`: ${path}`
+        : `no config.json, but ${near} (the name must be config.json, in lower case): ${path}`,
+    );
+  }
+  if ("problem" in read) return off(`config.json is ignored: ${read.problem}: ${path}`);
+  const v = read.value;
+  if (!isObject(v) || !("mode" in v)) return off(`config.json has no "mode": ${path}`);
+  if (v.mode === "on" || v.mode === "dry-run") return { mode: v.mode, path, detail: null };
+  if (v.mode === "off") return off(`mode is "off" in config.json: ${path}`);
+  const got = JSON.stringify(v.mode)?.slice(0, 40);
+  return off(`config.json's mode must be "on", "off" or "dry-run", got ${got}: ${path}`);
+}
+
+/** Another spelling of `name` in `dir` (Config.json for config.json), or null. */
+function caseVariant(dir: string, name: string): string | null {
+  try {
+    for (const e of Deno.readDirSync(dir)) {
+      if (e.name !== name && e.name.toLowerCase() === name) return e.name;
+    }
+  } catch { /* no ledger yet */ }
+  return null;
+}
+
+/** Writes `config.json` (0600, atomically, flushed) in a private ledger. */
+export function setMode(dir: string, mode: Mode) {
+  ensureLedger(dir);
+  writeAtomic(join(dir, CONFIG_FILE), json({ mode }));
+  syncDir(dir);
+}
+
+export function holdIsOn(dir: string): boolean {
+  return exists(join(dir, HOLD_FILE));
+}
+
+/** Creates or removes `hold`; its presence holds every continuation. */
+export function setHold(dir: string, on: boolean) {
+  if (on) {
+    ensureLedger(dir);
+    writeAtomic(join(dir, HOLD_FILE), "");
+  } else {
+    try {
+      Deno.removeSync(join(dir, HOLD_FILE));
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) {
+        throw new RosterError(`Could not remove the hold: ${join(dir, HOLD_FILE)}`);
+      }
+    }
+  }
+  syncDir(dir);
+}
+
+export type KeyState =
+  | "none"
+  | "planned"
+  | "released"
+  | "claimed"
+  | "skipped"
+  | "declined"
+  | "expired"
+  | "damaged";
+
+/** One key as `continuation-list` and `continuation-show` print it. */
+export interface KeyStatus {
+  key: string;
+  state: KeyState;
+  /** The plan's own state, null without a readable plan. */
+  plan: Plan["state"] | null;
+  /** The outcome file's `outcome`, null without one. */
+  outcome: string | null;
+  session_pid: number | null;
+  session_id: string | null;
+  deadline: string | null;
+  /** Since the oldest of the key's files was written. */
+  age_ms: number | null;
+  continuation_id: string | null;
+  /** The message the claim handed to the agent (null for a claim made before messages were kept). */
+  message: string | null;
+  /** The skip's (or decline's) class and reason. */
+  class: string | null;
+  reason: string | null;
+}
+
+const SUFFIXES = [".plan.json", ".claim", ".skip", ".outcome"] as const;
+
+/** The key a ledger file belongs to, or null for global and temp files. */
+export function keyOfFile(name: string): string | null {
+  for (const s of SUFFIXES) {
+    if (name.endsWith(s)) {
+      const key = name.slice(0, -s.length);
+      return isValidKey(key) ? key : null;
+    }
+  }
+  return null;
+}
+
+function mtimeOf(path: string): number | null {
+  try {
+    return Deno.lstatSync(path).mtime?.getTime() ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The state of one key, from its files. */
+export function keyStatus(dir: string, key: string, now = Date.now()): KeyStatus {
+  const planRead = readPlan(dir, key);
+  const plan = planRead?.ok ? planRead.plan : null;
+  const claimed = isClaimed(dir, key);
+  const claim = claimed ? readClaim(dir, key) : null;
+  const skip = readSkip(dir, key);
+  const outcome = readJsonFile(outcomePath(dir, key));
+  const outcomeValue = outcome !== null && "value" in outcome && isObject(outcome.value) &&
+      typeof outcome.value.outcome === "string"
+    ? outcome.value.outcome
+    : null;
+  const deadline = plan?.deadline ? parseTime(plan.deadline) : null;
+  const state: KeyState = claimed
+    ? "claimed"
+    : skip !== null
+    ? ("class" in skip && skip.class === "declined" ? "declined" : "skipped")
+    : planRead === null
+    ? "none"
+    : !planRead.ok
+    ? "damaged"
+    : deadline !== null && now > deadline
+    ? "expired"
+    : planRead.plan.state;
+  const times = [planPath, claimPath, skipPath, outcomePath].map((p) => mtimeOf(p(dir, key)))
+    .filter((t): t is number => t !== null);
+  return {
+    key,
+    state,
+    plan: plan?.state ?? null,
+    outcome: outcomeValue,
+    session_pid: plan?.session.session_pid ?? null,
+    session_id: plan?.session.session_id ?? null,
+    deadline: plan?.deadline ?? null,
+    age_ms: times.length === 0 ? null : Math.max(0, now - Math.min(...times)),
+    continuation_id: claim?.continuation_id ?? null,
+    message: claim?.message ?? null,
+    class: skip !== null && "class" in skip ? skip.class : null,
+    reason: skip === null ? null : "reason" in skip ? skip.reason : "skip-damaged",
+  };
+}
+
+/** Every key in the ledger, oldest first. */
+export function listKeys(dir: string, now = Date.now()): KeyStatus[] {
+  const keys = new Set<string>();
+  try {
+    for (const e of Deno.readDirSync(dir)) {
+      const key = keyOfFile(e.name);
+      if (key !== null) keys.add(key);
+    }
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return [];
+    throw new RosterError(`Could not read the ledger: ${dir}`, { cause: err });
+  }
+  return [...keys].map((k) => keyStatus(dir, k, now)).sort((a, b) =>
+    (b.age_ms ?? 0) - (a.age_ms ?? 0) || (a.key < b.key ? -1 : 1)
+  );
+}
+
+/** `<target>.<writer pid>.<unique>.tmp`, as the store's writers name their temp files. */
+const TEMP = /^.+\.([1-9][0-9]{0,9})\.[0-9a-z]+\.tmp$/;
+/** A temp file older than this is abandoned whatever its name says. */
+const TEMP_ABANDONED_MS = 3_600_000;
+
+export interface CleanResult {
+  keys: string[];
+  temp_files: string[];
+}
+
+/**
+ * Removes, under dispatch.lock, every key whose deadline passed more than `olderThanMs` ago
+ * (with all its files), keys whose files are all older than that and that have no plan, and
+ * the temp files of writers that are gone (or that are older than an hour).
+ */
+export async function cleanLedger(
+  dir: string,
+  judge: Judge,
+  olderThanMs: number,
+  dryRun: boolean,
+  now = Date.now(),
+): Promise<CleanResult> {
+  if (!exists(dir)) return { keys: [], temp_files: [] };
+  const run = () => {
+    const keys = listKeys(dir, now).filter((k) => {
+      if (k.state === "none" || k.plan === null) {
+        return k.age_ms !== null && k.age_ms > olderThanMs;
+      }
+      const deadline = k.deadline === null ? null : parseTime(k.deadline);
+      return deadline !== null && now - deadline > olderThanMs;
+    }).map((k) => k.key);
+    const temps: string[] = [];
+    for (const e of Deno.readDirSync(dir)) {
+      if (!e.name.endsWith(".tmp")) continue;
+      const path = join(dir, e.name);
+      const m = TEMP.exec(e.name);
+      const pid = m ? Number(m[1]) : null;
+      const writerGone = pid !== null && isValidPid(pid) &&
+        judge.probe(pid, true).kind === "gone";
+      const mtime = mtimeOf(path);
+      if (writerGone || (mtime !== null && now - mtime > TEMP_ABANDONED_MS)) temps.push(path);
+    }
+    if (!dryRun) {
+      for (const key of keys) {
+        for (const p of [claimPath, skipPath, outcomePath, planPath]) removeQuietly(p(dir, key));
+        appendAudit(dir, { event: "clean", key });
+      }
+      for (const t of temps) removeQuietly(t);
+      syncDir(dir);
+    }
+    return { keys: keys.sort(), temp_files: temps.sort() };
+  };
+  if (dryRun) return run();
+  const locked = await withDispatchLock(dir, judge, ADMIN_LOCK_PATIENCE_MS, run);
+  if ("busy" in locked) {
+    throw new RosterError(`Could not take the dispatch lock: held by pid ${locked.busy.pid}: ${dir}`);
+  }
+  return locked.done;
+}
+
+/** What `continuation-decline` did. */
+export type Declined = { outcome: "declined" | "claimed" | "skipped"; key: string };
+
+/**
+ * A hook that will not continue (it gave up waiting, or saw something roster cannot) decides
+ * the key: `K.skip` of class `declined`, first writer wins, with its audit line and outcome.
+ * With `token`, only for that plan.
+ */
+export async function declineKey(
+  dir: string,
+  judge: Judge,
+  key: string,
+  reason: string,
+  token: string | null,
+): Promise<Declined> {
+  const read = readPlan(dir, key);
+  if (read === null) throw new UsageError(`Invalid --key: no plan for ${key} in ${dir}`);
+  const locked = await withDispatchLock(dir, judge, ADMIN_LOCK_PATIENCE_MS, (): Declined => {
+    if (isClaimed(dir, key)) return { outcome: "claimed", key };
+    const now = readPlan(dir, key);
+    const planToken = now?.ok ? now.plan.token : null;
+    if (token !== null && planToken !== token) {
+      throw new UsageError(`Invalid --plan-token: the plan of ${key} has changed`);
+    }
+    const skip = {
+      class: "declined" as const,
+      reason,
+      token: planToken,
+      pid: Deno.pid,
+      at: new Date().toISOString(),
+    };
+    if (!createSkip(dir, key, skip)) return { outcome: "skipped", key };
+    appendAudit(dir, skipEvent(key, skip));
+    writeOutcome(dir, key, skippedOutcome(key, skip));
+    return { outcome: "declined", key };
+  });
+  if ("busy" in locked) {
+    throw new RosterError(`Could not take the dispatch lock: held by pid ${locked.busy.pid}: ${dir}`);
+  }
+  return locked.done;
+}

@@ -1,0 +1,103 @@
+/**
+ * The session lifecycle, pure: how long an ended session's row is kept (the retention window,
+ * a continuation holding it, parking), what register's cleanup and prune do with a row, and
+ * the predecessor links `list` shows. The I/O that acts on these decisions is registry.ts.
+ */
+import { parseDuration } from "../duration.ts";
+import { parseTime, type Row, type SessionLink, type Verdict } from "./record.ts";
+
+/** How long an ended row is kept after roster first saw it ended, unless configured. */
+export const DEFAULT_RETENTION_MS = 24 * 3_600_000;
+export const RETENTION_ENV = "ROSTER_RETENTION";
+
+/** `$ROSTER_RETENTION` (a duration such as 36h or 7d; 0s keeps nothing), else the default. */
+export function retentionMs(env: (name: string) => string | undefined): number {
+  const v = env(RETENTION_ENV);
+  return v === undefined || v === "" ? DEFAULT_RETENTION_MS : parseDuration(v, RETENTION_ENV, true);
+}
+
+/**
+ * The lifecycle overrides the process's liveness: a resumed session lives on in its successor
+ * and a parked one is set aside on purpose, so neither is ever live, whatever holds its pid.
+ */
+export function lifecycleVerdict(
+  record: { successor?: SessionLink | null; parked_at?: string | null },
+  judged: Verdict,
+): Verdict {
+  if (record.successor) return { liveness: "dead", reason: "resumed" };
+  if (record.parked_at) return { liveness: "dead", reason: "parked" };
+  return judged;
+}
+
+/** What register's cleanup does with one examined row. */
+export type CleanupAction = "keep" | "stamp" | "remove";
+
+/**
+ * Register's bounded cleanup. Only ended rows are touched. The first time one is examined it
+ * is stamped with when roster saw it ended (`ended_at`), and the retention window counts from
+ * then: a session that ran for days is not removed the moment it ends. A parked row, and a row
+ * whose continuation is still open (`held`), are kept whatever their age.
+ */
+export function cleanupAction(
+  row: Row,
+  now: number,
+  retention: number,
+  held: (row: Row) => boolean,
+): CleanupAction {
+  if (row.liveness !== "dead" || row.malformed) return "keep";
+  if (row.reason === "parked") return "keep";
+  if (row.ended_at === null || row.ended_at === undefined) return "stamp";
+  if (held(row)) return "keep";
+  const ended = parseTime(row.ended_at);
+  return ended !== null && now - ended > retention ? "remove" : "keep";
+}
+
+/**
+ * Prune's choice, its meaning unchanged: every ended row goes, except one a continuation
+ * still holds; a parked row (set aside on purpose) and an unknown one only past `olderThanMs`.
+ */
+export function pruneAction(
+  row: Row,
+  now: number,
+  olderThanMs: number | null,
+  held: (row: Row) => boolean,
+): "remove" | "keep" | "held" | "parked" {
+  const old = (at: string | null | undefined) => {
+    const t = at ? parseTime(at) : null;
+    return olderThanMs !== null && t !== null && now - t > olderThanMs;
+  };
+  if (row.liveness === "dead") {
+    if (row.reason === "parked") return old(row.parked_at) ? "remove" : "parked";
+    return held(row) ? "held" : "remove";
+  }
+  if (row.liveness === "unknown") return old(row.registered_at) ? "remove" : "keep";
+  return "keep";
+}
+
+/** The file name an ended record is moved to when a new session registers under its pid. */
+export function endedName(pid: number, registeredAt: string | null, salt: string): string {
+  const t = registeredAt === null ? null : parseTime(registeredAt);
+  return `${pid}.${(t ?? 0).toString(36)}${salt}.json`;
+}
+
+/**
+ * Fills each row's `predecessor` from the rows that name it as their successor (same host,
+ * same pid, and the same start token when the link has one): the chain `list` shows.
+ */
+export function linkChain(rows: Row[]): Row[] {
+  const byPid = new Map<string, Row>();
+  for (const r of rows) {
+    if (r.session_pid !== null && r.host !== null && !r.malformed) {
+      byPid.set(`${r.host}\0${r.session_pid}\0${r.start_token}`, r);
+      byPid.set(`${r.host}\0${r.session_pid}\0*`, r);
+    }
+  }
+  for (const old of rows) {
+    const next = old.successor;
+    if (!next || old.host === null) continue;
+    const succ = byPid.get(`${old.host}\0${next.pid}\0${next.start_token ?? "*"}`);
+    if (succ === undefined || succ === old) continue;
+    succ.predecessor = { pid: old.session_pid!, session_id: old.session_id, path: old.path };
+  }
+  return rows;
+}

@@ -1,0 +1,273 @@
+/**
+ * The session lifecycle end to end, through the CLI as hooks and a restore engine run it:
+ * ended rows kept for the retention window whatever registers meanwhile, a planned
+ * continuation holding its row, park and resume with their links, model and native ids.
+ */
+import { assert, assertEquals, assertMatch } from "../assert.ts";
+import { hostDir, roster, rosterJson, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
+
+type Row = Record<string, unknown> & {
+  session_pid: number;
+  liveness: string;
+  reason: string;
+  path: string;
+};
+
+/** A registered session whose process is then killed (and reaped). */
+async function crashed(
+  home: string,
+  sid: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<number> {
+  const s = spawnSleeper();
+  await rosterJson(home, [
+    "register",
+    "--pid",
+    String(s.pid),
+    "--agent",
+    "claude",
+    "--session-id",
+    sid,
+    ...extra,
+  ], { env });
+  await s.kill();
+  return s.pid;
+}
+
+const rows = (home: string, extra: string[] = []) =>
+  rosterJson<Row[]>(home, ["list", "--all", ...extra]);
+
+/** Backdates the end of a record, as if roster had first seen it dead `ms` ago. */
+function endedAgo(home: string, pid: number, ms: number) {
+  const path = `${hostDir(home)}/${pid}.json`;
+  const record = JSON.parse(Deno.readTextFileSync(path));
+  record.ended_at = new Date(Date.now() - ms).toISOString();
+  record.ended_reason = "exited";
+  writeJson(path, record);
+}
+
+const DAY = 86_400_000;
+
+Deno.test("ended sessions survive later registrations for the retention window", async (t) => {
+  await using home = await tempDir();
+  const dead: number[] = [];
+  for (const sid of ["S1", "S2", "S3", "S4"]) dead.push(await crashed(home.path, sid));
+  const live = spawnSleeper();
+  try {
+    await t.step("twenty registrations later, all four ended rows are there", async () => {
+      for (let i = 0; i < 20; i++) {
+        await rosterJson(home.path, ["register", "--pid", String(live.pid), "--agent", "codex"]);
+      }
+      const ended = (await rows(home.path)).filter((r) => dead.includes(r.session_pid));
+      assertEquals(ended.length, 4, JSON.stringify(ended));
+      for (const r of ended) {
+        assertEquals([r.liveness, r.reason, r.agent], ["dead", "exited", "claude"]);
+        assertMatch(String(r.ended_at), /^\d{4}-\d\d-\d\dT/, "register stamped when it ended");
+        assertEquals(r.ended_reason, "exited");
+      }
+      const listed = await rosterJson<Row[]>(home.path, ["list", "--state", "dead"]);
+      assertEquals(listed.length, 4);
+    });
+
+    await t.step("register removes only what is past retention", async () => {
+      endedAgo(home.path, dead[0], 2 * DAY);
+      await rosterJson(home.path, ["register", "--pid", String(live.pid)]);
+      const left = (await rows(home.path)).map((r) => r.session_pid);
+      assert(!left.includes(dead[0]), "past the 24 h default: removed");
+      for (const pid of dead.slice(1)) assert(left.includes(pid), `${pid} kept`);
+    });
+
+    await t.step("ROSTER_RETENTION sets the window", async () => {
+      endedAgo(home.path, dead[1], 2 * DAY);
+      await rosterJson(home.path, ["register", "--pid", String(live.pid)], {
+        env: { ROSTER_RETENTION: "3d" },
+      });
+      assert((await rows(home.path)).some((r) => r.session_pid === dead[1]), "3d keeps it");
+      const bad = await roster(["register", "--pid", String(live.pid), "--home", home.path], {
+        env: { ROSTER_RETENTION: "soon" },
+      });
+      assertEquals(bad.code, 2, bad.stderr);
+      assertMatch(bad.stderr, /ROSTER_RETENTION/);
+    });
+
+    await t.step("prune still removes every ended row, and says which", async () => {
+      const r = await roster(["prune", "--home", home.path]);
+      assertEquals(r.code, 0, r.stderr);
+      assertMatch(r.stdout, /Removed 3 records \(3 dead, 0 unknown\)/);
+      for (const pid of dead.slice(1)) assertMatch(r.stdout, new RegExp(`\\b${pid}\\b`));
+    });
+  } finally {
+    await live.kill();
+  }
+});
+
+Deno.test("a record of a reused pid is kept as an ended row, not overwritten", async () => {
+  await using home = await tempDir();
+  const live = spawnSleeper();
+  try {
+    // An earlier session that held this pid (another start token): it ended, and the pid
+    // now belongs to a new session that registers.
+    await rosterJson(home.path, ["register", "--pid", String(live.pid), "--session-id", "OLD"]);
+    const path = `${hostDir(home.path)}/${live.pid}.json`;
+    const old = JSON.parse(Deno.readTextFileSync(path));
+    old.start_token = "1";
+    writeJson(path, old);
+    await rosterJson(home.path, ["register", "--pid", String(live.pid), "--session-id", "NEW"]);
+    const all = await rows(home.path);
+    const byId = Object.fromEntries(all.map((r) => [r.session_id, r]));
+    assertEquals(Object.keys(byId).sort(), ["NEW", "OLD"]);
+    assertEquals([byId.NEW.liveness, byId.OLD.liveness], ["alive", "dead"]);
+    assertEquals(byId.OLD.reason, "pid-reused");
+    assert(byId.OLD.path !== path, "moved aside");
+  } finally {
+    await live.kill();
+  }
+});
+
+Deno.test("a planned continuation keeps its session's row until the key is finished", async () => {
+  await using home = await tempDir();
+  const pid = await crashed(home.path, "S1", [], { TMUX_PANE: "%3" });
+  const plan = await roster([
+    "continuation-plan",
+    "--key",
+    "k1",
+    "--session",
+    String(pid),
+    "--spacing",
+    "0s",
+    "--home",
+    home.path,
+  ]);
+  assertEquals(plan.code, 0, plan.stderr);
+  endedAgo(home.path, pid, 3 * DAY);
+  const p = await roster(["prune", "--home", home.path, "--json"]);
+  assertEquals(p.code, 0, p.stderr);
+  const pruned = JSON.parse(p.stdout);
+  assertEquals([pruned.removed.length, pruned.held], [0, 1]);
+  assert((await rows(home.path)).some((r) => r.session_pid === pid), "held by k1");
+  // The key finishes: its continuation is claimed.
+  writeJson(`${home.path}/continuations/config.json`, { mode: "on" });
+  await rosterJson(home.path, ["continuation-release", "--key", "k1"]);
+  const facts = {
+    ack_resumed: true,
+    session_id: "S1",
+    pane_key: "%3",
+    last_entry_id: null,
+    idle: true,
+    pending_messages: 0,
+    editor_text: "",
+    user_active: false,
+    prompt_open: false,
+    watchdog_pid: null,
+  };
+  const c = await roster(
+    ["continuation-check", "--key", "k1", "--facts", "-", "--claim", "--home", home.path],
+    { stdin: JSON.stringify(facts) },
+  );
+  assertEquals(c.code, 0, c.stdout + c.stderr);
+  const again = JSON.parse((await roster(["prune", "--home", home.path, "--json"])).stdout);
+  assertEquals([again.removed.length, again.held], [1, 0]);
+});
+
+Deno.test("register records model and the harness's native session id", async () => {
+  await using home = await tempDir();
+  const s = spawnSleeper();
+  try {
+    const row = await rosterJson<Row>(home.path, [
+      "register",
+      "--pid",
+      String(s.pid),
+      "--session-id",
+      "S1",
+      "--model",
+      "claude-opus-4",
+      "--native-session-id",
+      "0f1e-native",
+    ]);
+    assertEquals([row.model, row.native_session_id], ["claude-opus-4", "0f1e-native"]);
+    const env = await rosterJson<Row>(home.path, ["register", "--pid", String(s.pid)], {
+      env: { ROSTER_MODEL: "gpt-5", ROSTER_NATIVE_SESSION_ID: "n2" },
+    });
+    assertEquals([env.model, env.native_session_id], ["gpt-5", "n2"]);
+    const bare = await rosterJson<Row>(home.path, ["register", "--pid", String(s.pid)]);
+    assertEquals([bare.model, bare.native_session_id], [null, null]);
+  } finally {
+    await s.kill();
+  }
+});
+
+Deno.test("park and resume: parked is never live; resume links the chain", async (t) => {
+  await using home = await tempDir();
+  const first = spawnSleeper();
+  const second = spawnSleeper();
+  try {
+    await rosterJson(home.path, ["register", "--pid", String(first.pid), "--session-id", "A"]);
+    await rosterJson(home.path, ["register", "--pid", String(second.pid), "--session-id", "B"]);
+
+    await t.step("park by session id: dead (parked), still addressable", async () => {
+      const r = await roster(["park", "--session-id", "A", "--home", home.path]);
+      assertEquals(r.code, 0, r.stderr);
+      const row = (await rows(home.path)).find((x) => x.session_id === "A")!;
+      assertEquals([row.liveness, row.reason], ["dead", "parked"]);
+      assertMatch(String(row.parked_at), /^\d{4}-/);
+      const live = await rosterJson<Row[]>(home.path, ["list"]);
+      assert(!live.some((x) => x.session_id === "A"), "not listed as live");
+      const check = await roster(["check", String(first.pid), "--home", home.path]);
+      assertEquals(check.code, 3, "check: a parked session is not live");
+    });
+
+    await t.step("a parked session cannot be planned for a continuation", async () => {
+      const r = await roster([
+        "continuation-plan",
+        "--key",
+        "kp",
+        "--session",
+        String(first.pid),
+        "--home",
+        home.path,
+      ]);
+      assertEquals(r.code, 2);
+      assertMatch(r.stderr, /parked/);
+    });
+
+    await t.step("a parked session survives register's cleanup and prune", async () => {
+      endedAgo(home.path, first.pid, 3 * DAY);
+      await rosterJson(home.path, ["register", "--pid", String(second.pid)]);
+      await roster(["prune", "--home", home.path]);
+      assert((await rows(home.path)).some((x) => x.session_id === "A"));
+    });
+
+    await t.step("resume links predecessor and successor", async () => {
+      const r = await roster([
+        "resume",
+        "--session-id",
+        "A",
+        "--successor-pid",
+        String(second.pid),
+        "--home",
+        home.path,
+        "--json",
+      ]);
+      assertEquals(r.code, 0, r.stderr);
+      const all = await rows(home.path);
+      const a = all.find((x) => x.session_id === "A")!;
+      const b = all.find((x) => x.session_id === "B")!;
+      assertEquals([a.liveness, a.reason], ["dead", "resumed"]);
+      assertEquals((a.successor as Record<string, unknown>).pid, second.pid);
+      assertEquals((a.successor as Record<string, unknown>).session_id, "B");
+      assertEquals((b.predecessor as Record<string, unknown>).session_id, "A");
+      const table = await roster(["list", "--all", "--home", home.path]);
+      assertMatch(table.stdout, /resumed → B|→ B/);
+    });
+
+    await t.step("park of an unknown session id is a usage error", async () => {
+      const r = await roster(["park", "--session-id", "nope", "--home", home.path]);
+      assertEquals(r.code, 2);
+      assertMatch(r.stderr, /--session-id/);
+    });
+  } finally {
+    await first.kill();
+    await second.kill();
+  }
+});
