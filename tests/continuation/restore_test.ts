@@ -139,9 +139,8 @@ async function snapshot(m: Machine) {
 }
 
 const claims = (m: Machine) =>
-  readOr(`${m.ledger}/audit.ndjson`).split("\n").filter((l) => l !== "").map((l) =>
-    JSON.parse(l)
-  ).filter((l) => l.event === "claim");
+  readOr(`${m.ledger}/audit.ndjson`).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l))
+    .filter((l) => l.event === "claim");
 
 Deno.test({
   name: "restore flow: four sessions crashed at once all come back, each continued once",
