@@ -4,11 +4,13 @@
  * deadline and the temp files of killed writers; a hook declining its continuation.
  */
 import { RosterError, UsageError } from "../errors.ts";
-import type { Judge } from "../registry/liveness.ts";
-import { isValidPid, parseTime } from "../registry/record.ts";
-import { join, removeQuietly, writeAtomic } from "../registry/store.ts";
+import { join } from "../fs/dir.ts";
+import { exists, readJson } from "../fs/read.ts";
+import { removeQuietly, writeAtomic } from "../fs/write.ts";
+import type { LivenessJudge } from "../identity/liveness.ts";
+import { isValidPid } from "../identity/pid.ts";
+import { parseTime } from "../time.ts";
 import { appendAudit } from "./audit.ts";
-import { exists, json, readJsonFile } from "./files.ts";
 import {
   claimPath,
   CONFIG_FILE,
@@ -16,6 +18,7 @@ import {
   ensureLedger,
   HOLD_FILE,
   isClaimed,
+  json,
   outcomePath,
   planPath,
   readClaim,
@@ -43,7 +46,7 @@ export interface ModeRead {
 export function explainMode(dir: string): ModeRead {
   const path = join(dir, CONFIG_FILE);
   const off = (detail: string): ModeRead => ({ mode: "off", path, detail });
-  const read = readJsonFile(path);
+  const read = readJson(path);
   if (read === null) {
     const near = caseVariant(dir, CONFIG_FILE);
     return off(
@@ -52,7 +55,7 @@ export function explainMode(dir: string): ModeRead {
         : `no config.json, but ${near} (the name must be config.json, in lower case): ${path}`,
     );
   }
-  if ("problem" in read) return off(`config.json is ignored: ${read.problem}: ${path}`);
+  if (!read.ok) return off(`config.json is ignored: ${read.problem}: ${path}`);
   const v = read.value;
   if (!isObject(v) || !("mode" in v)) return off(`config.json has no "mode": ${path}`);
   if (v.mode === "on" || v.mode === "dry-run") return { mode: v.mode, path, detail: null };
@@ -158,8 +161,8 @@ export function keyStatus(dir: string, key: string, now = Date.now()): KeyStatus
   const claimed = isClaimed(dir, key);
   const claim = claimed ? readClaim(dir, key) : null;
   const skip = readSkip(dir, key);
-  const outcome = readJsonFile(outcomePath(dir, key));
-  const outcomeValue = outcome !== null && "value" in outcome && isObject(outcome.value) &&
+  const outcome = readJson(outcomePath(dir, key));
+  const outcomeValue = outcome !== null && outcome.ok && isObject(outcome.value) &&
       typeof outcome.value.outcome === "string"
     ? outcome.value.outcome
     : null;
@@ -227,7 +230,7 @@ export interface CleanResult {
  */
 export async function cleanLedger(
   dir: string,
-  judge: Judge,
+  judge: LivenessJudge,
   olderThanMs: number,
   dryRun: boolean,
   now = Date.now(),
@@ -280,7 +283,7 @@ export type Declined = { outcome: "declined" | "claimed" | "skipped"; key: strin
  */
 export async function declineKey(
   dir: string,
-  judge: Judge,
+  judge: LivenessJudge,
   key: string,
   reason: string,
   token: string | null,

@@ -3,8 +3,10 @@
  * a continuation holding it, parking), what register's cleanup and prune do with a row, and
  * the predecessor links `list` shows. The I/O that acts on these decisions is registry.ts.
  */
-import { parseDuration } from "../duration.ts";
-import { parseTime, type Row, type SessionLink, type Verdict } from "./record.ts";
+import type { Verdict } from "../identity/liveness.ts";
+import { parseDuration, parseTime } from "../time.ts";
+import type { SessionLink } from "./record.ts";
+import type { Row } from "./row.ts";
 
 /** How long an ended row is kept after roster first saw it ended, unless configured. */
 export const DEFAULT_RETENTION_MS = 24 * 3_600_000;
