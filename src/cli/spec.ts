@@ -96,10 +96,16 @@ export const COMMANDS: CommandSpec[] = [
         value: "DIR",
         help: "Working directory of the session (default: the current one)",
       },
+      { name: "model", value: "NAME", help: "The model the session runs (else $ROSTER_MODEL)" },
+      {
+        name: "native-session-id",
+        value: "ID",
+        help: "The harness's own session id (else $ROSTER_NATIVE_SESSION_ID)",
+      },
       QUIET,
     ],
-    details:
-      "Re-registering the same pid refreshes its record. Dead records are removed on the way.",
+    details: "Re-registering the same pid refreshes its record. Ended sessions are kept for " +
+      "$ROSTER_RETENTION (default 24h) after roster first sees them ended, then removed on the way.",
     load: () => import("./commands/register.ts"),
   },
   {
@@ -133,11 +139,13 @@ export const COMMANDS: CommandSpec[] = [
       {
         name: "older-than",
         value: "DUR",
-        help: "Also remove unknown rows (malformed included) older than DUR: 90s, 30m, 12h, 7d",
+        help: "Also remove unknown rows (malformed included) and parked ones older than DUR: " +
+          "90s, 30m, 12h, 7d",
       },
       { name: "dry-run", short: "n", help: "Report what would be removed; change nothing" },
     ],
-    details: "Dead rows are always removed, unknown rows only with --older-than, alive rows never.",
+    details: "Ended rows are always removed, except those an open continuation holds; parked " +
+      "and unknown rows only with --older-than; alive rows never.",
     load: () => import("./commands/prune.ts"),
   },
   {
@@ -182,6 +190,34 @@ export const COMMANDS: CommandSpec[] = [
     load: () => import("./commands/whoami.ts"),
   },
   {
+    name: "park",
+    summary: "Set a session aside: never live, never continued, kept",
+    flags: [
+      { ...PID, help: "The session's pid (else the calling session, as register finds it)" },
+      { name: "session-id", value: "ID", help: "The session's (or its harness's) session id" },
+      QUIET,
+    ],
+    load: () => import("./commands/park.ts"),
+  },
+  {
+    name: "resume",
+    summary: "Record the session that continues an ended or parked one",
+    flags: [
+      { ...PID, help: "The old session's pid" },
+      { name: "session-id", value: "ID", help: "The old session's (or its harness's) session id" },
+      {
+        name: "successor-pid",
+        value: "PID",
+        help: "The new session's pid (else the calling session, as register finds it)",
+      },
+      { name: "successor-session-id", value: "ID", help: "The new session's session id" },
+      QUIET,
+    ],
+    details: "The old row then shows reason resumed and its successor; list shows the new " +
+      "row's predecessor.",
+    load: () => import("./commands/resume.ts"),
+  },
+  {
     name: "completions",
     summary: "Print a shell completion script",
     flags: [],
@@ -218,6 +254,11 @@ export const COMMANDS: CommandSpec[] = [
         choices: ["signal", "hard"],
         help: "How it was interrupted",
       },
+      {
+        name: "chain-limit",
+        value: "N",
+        help: "Continuations of one session within 24h before it is vetoed (default: 3)",
+      },
       LEDGER,
     ],
     details: "Writes K.plan.json in the ledger from the session's registry row. A key already " +
@@ -230,6 +271,7 @@ export const COMMANDS: CommandSpec[] = [
     summary: "Release a planned continuation",
     flags: [
       KEY,
+      { name: "pane", value: "PANE", help: "The pane the session was relaunched in" },
       LEDGER,
     ],
     load: () => import("./commands/continuation_release.ts"),
@@ -245,6 +287,11 @@ export const COMMANDS: CommandSpec[] = [
         help: "Facts from the resumed harness, a JSON object (- = stdin)",
       },
       { name: "claim", help: "Claim the continuation when the verdict is dispatch" },
+      {
+        name: "plan-token",
+        value: "T",
+        help: "The token of the plan this hook was started for (another: stop plan-changed)",
+      },
       LEDGER,
     ],
     details: `Exit code: ${
@@ -277,6 +324,58 @@ export const COMMANDS: CommandSpec[] = [
       "(a temp file beside it, then renamed). With --json, the metric families as JSON. " +
       "See docs/fleet.md.",
     load: () => import("./commands/metrics.ts"),
+  },
+  {
+    name: "continuation-show",
+    summary: "One continuation key: its state, and the message its claim handed over",
+    flags: [KEY, LEDGER],
+    load: () => import("./commands/continuation_show.ts"),
+  },
+  {
+    name: "continuation-list",
+    summary: "Every continuation key with its state, plan, outcome and age",
+    flags: [LEDGER],
+    load: () => import("./commands/continuation_list.ts"),
+  },
+  {
+    name: "continuation-mode",
+    summary: "Set continuations on, off or dry-run; without a mode, say which and why",
+    flags: [LEDGER],
+    positionals: { name: "MODE", min: 0, max: 1, choices: ["on", "off", "dry-run"] },
+    details: "Writes config.json in the ledger (0600), wherever the home is.",
+    load: () => import("./commands/continuation_mode.ts"),
+  },
+  {
+    name: "continuation-hold",
+    summary: "Hold every continuation, or lift the hold",
+    flags: [LEDGER],
+    positionals: { name: "HOLD", min: 0, max: 1, choices: ["on", "off"] },
+    load: () => import("./commands/continuation_hold.ts"),
+  },
+  {
+    name: "continuation-clean",
+    summary: "Remove keys long past their deadline, and killed writers' temp files",
+    flags: [
+      {
+        name: "older-than",
+        value: "DUR",
+        help: "How long past its deadline a key is kept (default: 24h)",
+      },
+      { name: "dry-run", short: "n", help: "Report what would be removed; change nothing" },
+      LEDGER,
+    ],
+    load: () => import("./commands/continuation_clean.ts"),
+  },
+  {
+    name: "continuation-decline",
+    summary: "Give up a continuation (a hook that will not send it): later checks are vetoed",
+    flags: [
+      KEY,
+      { name: "reason", value: "R", help: "Why, one word (default: declined)" },
+      { name: "plan-token", value: "T", help: "Only for the plan with this token" },
+      LEDGER,
+    ],
+    load: () => import("./commands/continuation_decline.ts"),
   },
 ];
 

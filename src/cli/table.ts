@@ -48,7 +48,9 @@ export function renderTable(rows: Row[], colour: boolean, now = Date.now()): str
   const cells = rows.map((r) =>
     [
       String(r.session_pid ?? "?"),
-      `${r.liveness} (${r.reason})`,
+      `${r.liveness} (${r.reason}${
+        r.successor ? ` → ${r.successor.session_id ?? r.successor.pid}` : ""
+      })`,
       r.malformed ? `! ${r.detail}` : r.agent || "-",
       ...(sourced ? [String((r as Row & { source?: string }).source ?? "-")] : []),
       r.runtime ?? "-",

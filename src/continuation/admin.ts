@@ -22,6 +22,7 @@ import {
   outcomePath,
   planPath,
   readClaim,
+  readMode,
   readPlan,
   readSkip,
   skipPath,
@@ -33,46 +34,7 @@ import type { Mode } from "./rules.ts";
 import { isObject, isValidKey, type Plan, skipEvent, skippedOutcome } from "./schema.ts";
 
 export const MODES: readonly Mode[] = ["on", "off", "dry-run"];
-
-/** The mode and, when it is not on, why: which file, and what is wrong with it. */
-export interface ModeRead {
-  mode: Mode;
-  path: string;
-  /** Why continuations are not on; null when the mode is on or dry-run. */
-  detail: string | null;
-}
-
-/** Reads `config.json`, saying what is wrong when it does not turn continuations on. */
-export function explainMode(dir: string): ModeRead {
-  const path = join(dir, CONFIG_FILE);
-  const off = (detail: string): ModeRead => ({ mode: "off", path, detail });
-  const read = readJson(path);
-  if (read === null) {
-    const near = caseVariant(dir, CONFIG_FILE);
-    return off(
-      near === null
-        ? `no config.json: continuations are off until \`roster continuation-mode on\`: ${path}`
-        : `no config.json, but ${near} (the name must be config.json, in lower case): ${path}`,
-    );
-  }
-  if (!read.ok) return off(`config.json is ignored: ${read.problem}: ${path}`);
-  const v = read.value;
-  if (!isObject(v) || !("mode" in v)) return off(`config.json has no "mode": ${path}`);
-  if (v.mode === "on" || v.mode === "dry-run") return { mode: v.mode, path, detail: null };
-  if (v.mode === "off") return off(`mode is "off" in config.json: ${path}`);
-  const got = JSON.stringify(v.mode)?.slice(0, 40);
-  return off(`config.json's mode must be "on", "off" or "dry-run", got ${got}: ${path}`);
-}
-
-/** Another spelling of `name` in `dir` (Config.json for config.json), or null. */
-function caseVariant(dir: string, name: string): string | null {
-  try {
-    for (const e of Deno.readDirSync(dir)) {
-      if (e.name !== name && e.name.toLowerCase() === name) return e.name;
-    }
-  } catch { /* no ledger yet */ }
-  return null;
-}
+export { readMode as explainMode };
 
 /** Writes `config.json` (0600, atomically, flushed) in a private ledger. */
 export function setMode(dir: string, mode: Mode) {
@@ -268,7 +230,9 @@ export async function cleanLedger(
   if (dryRun) return run();
   const locked = await withDispatchLock(dir, judge, ADMIN_LOCK_PATIENCE_MS, run);
   if ("busy" in locked) {
-    throw new RosterError(`Could not take the dispatch lock: held by pid ${locked.busy.pid}: ${dir}`);
+    throw new RosterError(
+      `Could not take the dispatch lock: held by pid ${locked.busy.pid}: ${dir}`,
+    );
   }
   return locked.done;
 }
@@ -310,7 +274,9 @@ export async function declineKey(
     return { outcome: "declined", key };
   });
   if ("busy" in locked) {
-    throw new RosterError(`Could not take the dispatch lock: held by pid ${locked.busy.pid}: ${dir}`);
+    throw new RosterError(
+      `Could not take the dispatch lock: held by pid ${locked.busy.pid}: ${dir}`,
+    );
   }
   return locked.done;
 }

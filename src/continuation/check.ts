@@ -6,12 +6,14 @@
  */
 import { pause } from "../pause.ts";
 import { type Liveness, type LivenessJudge, probeVerdict } from "../identity/liveness.ts";
+import { verifyToken } from "../identity/token.ts";
 import { appendAudit } from "./audit.ts";
 import {
   assertPrivateLedger,
   createClaim,
   createSkip,
   isClaimed,
+  readLastDispatch,
   readState,
   writeLastDispatch,
   writeOutcome,
@@ -41,6 +43,8 @@ export interface CheckRequest {
   judge: LivenessJudge;
   /** `--claim`: make a dispatch or a skip durable (never under dry-run). */
   claim: boolean;
+  /** `--plan-token`: the plan the hook was started for; null: whichever is on disk. */
+  planToken?: string | null;
   /** Where a note for a person goes (stderr): a damaged plan, an incomplete recovery. */
   note: (message: string) => void;
 }
@@ -56,9 +60,22 @@ interface CheckResult {
   claimed?: Claimed;
 }
 
-/** A watchdog is judged by its pid alone: a running process holding it is alive. */
-function livenessOfPid(judge: LivenessJudge, pid: number): Liveness {
-  return probeVerdict(judge.probe(pid, true))?.liveness ?? "alive";
+/**
+ * A watchdog is judged by its pid: a running process holding it is alive. With its token
+ * (as `roster token` printed it), a pid now held by another process is dead: a reused pid no
+ * longer vetoes for ever.
+ */
+function watchdogLiveness(judge: LivenessJudge, pid: number, token: string | null): Liveness {
+  const probe = judge.probe(pid, true);
+  const byProbe = probeVerdict(probe)?.liveness ?? "alive";
+  if (token === null || byProbe !== "alive") return byProbe;
+  const verdict = verifyToken(
+    token,
+    probe,
+    judge.here.bootId,
+    (a, b) => judge.backend.compareTokens(a, b),
+  );
+  return verdict === "same" ? "alive" : verdict === "unknown" ? "unknown" : "dead";
 }
 
 interface Observed {
@@ -74,6 +91,7 @@ function observe(
   facts: Facts,
   judge: LivenessJudge,
   expectedToken: string | null,
+  pinnedToken: string | null,
 ): Observed {
   const now = Date.now();
   const state = readState(dir, key, now);
@@ -82,16 +100,18 @@ function observe(
     situation: {
       plan,
       expectedToken,
+      pinnedToken,
       claimed: state.claimed,
       skip: state.skip,
       now,
       lastDispatchMs: state.lastDispatchMs,
       owner: plan === null ? null : judge.verdict(plan.session, true).liveness,
-      mode: state.mode,
+      mode: state.mode.mode,
+      modeDetail: state.mode.detail,
       hold: state.hold,
       facts,
       watchdog: typeof facts.watchdog_pid === "number"
-        ? livenessOfPid(judge, facts.watchdog_pid)
+        ? watchdogLiveness(judge, facts.watchdog_pid, facts.watchdog_token ?? null)
         : null,
     },
     planProblem: state.plan !== null && !state.plan.ok ? state.plan.problem : null,
@@ -108,7 +128,7 @@ export function needsClaimPass(verdict: Verdict, plan: Plan | null): plan is Pla
   return verdict.kind === "dispatch"
     ? plan !== null
     : verdict.kind === "skip"
-    ? mayWriteSkip(plan, null)
+    ? mayWriteSkip(plan, null, verdict)
     : false;
 }
 
@@ -118,7 +138,10 @@ export function needsClaimPass(verdict: Verdict, plan: Plan | null): plan is Pla
  * one marks a dispatcher that died (recover.ts). Null when the key was claimed first.
  */
 function recordDispatch(dir: string, claim: ClaimRecord, plan: Plan, nowMs: number) {
-  if (!createClaim(dir, claim)) return null;
+  // The claim keeps its message: a hook that lost this check's output reads it back
+  // (continuation-show).
+  const message = dispatchMessage(plan, claim.continuation_id);
+  if (!createClaim(dir, { ...claim, message })) return null;
   // A crash before the audit line below leaves a claim without one: the next claiming check
   // of this key appends it (recover.ts).
   pause("after-claim", dir);
@@ -126,7 +149,7 @@ function recordDispatch(dir: string, claim: ClaimRecord, plan: Plan, nowMs: numb
   writeLastDispatch(dir, nowMs);
   pause("before-outcome", dir);
   writeOutcome(dir, claim.key, dispatchedOutcome(claim));
-  return { id: claim.continuation_id, message: dispatchMessage(plan, claim.continuation_id) };
+  return { id: claim.continuation_id, message };
 }
 
 /** Makes a skip durable, first writer wins; its audit line and outcome only for the winner. */
@@ -143,7 +166,7 @@ function recordSkip(dir: string, key: string, skip: SkipRecord) {
 async function claimPass(req: CheckRequest, expectedToken: string): Promise<CheckResult> {
   const { dir, key, facts, judge, note } = req;
   pause("after-lock", dir);
-  const { situation: s } = observe(dir, key, facts, judge, expectedToken);
+  const { situation: s } = observe(dir, key, facts, judge, expectedToken, req.planToken ?? null);
   const verdict = decide(s);
   if (s.mode === "dry-run" || s.plan === null) return { verdict };
   const plan = s.plan;
@@ -164,7 +187,7 @@ async function claimPass(req: CheckRequest, expectedToken: string): Promise<Chec
   }
   // A skip is final, so only for the released plan the first decision saw (mayWriteSkip).
   if (
-    verdict.kind === "skip" && mayWriteSkip(plan, expectedToken) && !s.claimed &&
+    verdict.kind === "skip" && mayWriteSkip(plan, expectedToken, verdict) && !s.claimed &&
     !isClaimed(dir, key)
   ) {
     const { class: cls, reason } = verdict;
@@ -174,18 +197,42 @@ async function claimPass(req: CheckRequest, expectedToken: string): Promise<Chec
 }
 
 /**
+ * A last dispatch in the future (written while the clock ran ahead) would make every check
+ * wait one spacing from "now" for as long as the clock stays behind it. Written back as now,
+ * under the lock, it blocks for one spacing at most. A busy lock leaves it to the next check.
+ */
+async function clampLastDispatch(dir: string, judge: LivenessJudge) {
+  assertPrivateLedger(dir);
+  await withDispatchLock(dir, judge, CHECK_LOCK_PATIENCE_MS, () => {
+    const now = Date.now();
+    const last = readLastDispatch(dir, now);
+    if (last !== null && last > now) writeLastDispatch(dir, now);
+  });
+}
+
+/**
  * The verdict for a resumed session; with `claim`, made at most once. A claiming check that
  * finds the key claimed completes that claim's record when its dispatcher died.
  */
 export async function checkContinuation(req: CheckRequest): Promise<CheckResult> {
   const { dir, key, facts, judge, note } = req;
-  const first = observe(dir, key, facts, judge, null);
+  const first = observe(dir, key, facts, judge, null, req.planToken ?? null);
   if (first.planProblem !== null) {
     note(`roster: note: the plan of ${key} is damaged (${first.planProblem})`);
   }
   const verdict = decide(first.situation);
+  if (verdict.kind === "skip" && verdict.detail !== undefined) {
+    note(`roster: note: continuations are off: ${verdict.detail}`);
+  }
   const plan = first.situation.plan;
   const claiming = req.claim && first.situation.mode !== "dry-run";
+  const { lastDispatchMs, now } = first.situation;
+  if (
+    claiming && verdict.kind === "wait" && verdict.reason === "spacing" &&
+    lastDispatchMs !== null && lastDispatchMs > now
+  ) {
+    await clampLastDispatch(dir, judge);
+  }
   if (claiming && needsClaimPass(verdict, plan)) {
     assertPrivateLedger(dir);
     // Dispatch and skip are made durable only from a decision taken again under the lock;

@@ -11,9 +11,11 @@ import { RosterError } from "../errors.ts";
 import { baseName, join, parentOf, privateChild, trustedDir } from "../fs/dir.ts";
 import { exists, readJson } from "../fs/read.ts";
 import { createExclusive, writeAtomic } from "../fs/write.ts";
+import { parseTime } from "../time.ts";
 import type { Mode } from "./rules.ts";
 import {
   type ClaimRecord,
+  isObject,
   lastDispatchOf,
   modeOf,
   type Outcome,
@@ -30,7 +32,7 @@ import { untrustedFile } from "../fs/private.ts";
 export const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
 
 const LAST_DISPATCH_FILE = ".last-dispatch";
-const CONFIG_FILE = "config.json";
+export const CONFIG_FILE = "config.json";
 export const HOLD_FILE = "hold";
 
 export const defaultLedger = (home: string) => join(home, "continuations");
@@ -82,9 +84,45 @@ export function readLastDispatch(dir: string, now = Date.now()): number | null {
   return (read.ok ? lastDispatchOf(read.value) : null) ?? read.mtimeMs ?? now;
 }
 
-export function readMode(dir: string): Mode {
-  const read = readJson(join(dir, CONFIG_FILE));
-  return read?.ok ? modeOf(read.value) : "off";
+/** The mode and, when it is not on, why: which file, and what is wrong with it. */
+export interface ModeRead {
+  mode: Mode;
+  path: string;
+  /** Why continuations are off; null when the mode is on or dry-run. */
+  detail: string | null;
+}
+
+/** Reads `config.json`, saying what is wrong when it does not turn continuations on. */
+export function readMode(dir: string): ModeRead {
+  const path = join(dir, CONFIG_FILE);
+  const off = (detail: string): ModeRead => ({ mode: "off", path, detail });
+  const read = readJson(path);
+  if (read === null) {
+    const near = caseVariant(dir, CONFIG_FILE);
+    return off(
+      near === null
+        ? `no config.json: continuations are off until \`roster continuation-mode on\`: ${path}`
+        : `no config.json, but ${near} (the name must be config.json, in lower case): ${path}`,
+    );
+  }
+  if (!read.ok) return off(`config.json is ignored: ${read.problem}: ${path}`);
+  const mode = modeOf(read.value);
+  if (mode !== "off") return { mode, path, detail: null };
+  const v = read.value;
+  if (!isObject(v) || !("mode" in v)) return off(`config.json has no "mode": ${path}`);
+  if (v.mode === "off") return off(`mode is "off" in config.json: ${path}`);
+  const got = JSON.stringify(v.mode)?.slice(0, 40);
+  return off(`config.json's mode must be "on", "off" or "dry-run", got ${got}: ${path}`);
+}
+
+/** Another spelling of `name` in `dir` (Config.json for config.json), or null. */
+function caseVariant(dir: string, name: string): string | null {
+  try {
+    for (const e of Deno.readDirSync(dir)) {
+      if (e.name !== name && e.name.toLowerCase() === name) return e.name;
+    }
+  } catch { /* no ledger yet */ }
+  return null;
 }
 
 interface LedgerState {
@@ -92,7 +130,7 @@ interface LedgerState {
   claimed: boolean;
   skip: SkipRead;
   lastDispatchMs: number | null;
-  mode: Mode;
+  mode: ModeRead;
   hold: boolean;
 }
 
@@ -106,6 +144,18 @@ export function readState(dir: string, key: string, now = Date.now()): LedgerSta
     mode: readMode(dir),
     hold: exists(join(dir, HOLD_FILE)),
   };
+}
+
+/**
+ * Whether `key`'s continuation is still open: a valid plan, neither claimed nor skipped (or
+ * declined), and not past its deadline. An open key keeps its session's registry row.
+ */
+export function isKeyOpen(dir: string, key: string, now = Date.now()): boolean {
+  if (isClaimed(dir, key) || exists(skipPath(dir, key))) return false;
+  const read = readPlan(dir, key);
+  if (read === null || !read.ok) return false;
+  const deadline = read.plan.deadline === null ? null : parseTime(read.plan.deadline);
+  return deadline === null || now <= deadline;
 }
 
 /** The claim of `key`; null when there is none or it cannot be read as one. */
@@ -158,18 +208,52 @@ export function assertPrivateLedger(dir: string) {
   checkLedger(dir, false);
 }
 
+/**
+ * Flushes the ledger directory itself: a file's data is on disk once it is flushed, but its
+ * name (a rename, a link) only once the directory is. Every create and rename a decision
+ * depends on is followed by this, so a power loss cannot take back a claim, skip or plan.
+ */
+export function syncDir(dir: string) {
+  if (Deno.build.os === "windows") return; // directories cannot be opened for a flush there
+  try {
+    using d = Deno.openSync(dir, { read: true });
+    d.syncSync();
+  } catch (err) {
+    throw new RosterError(`Could not flush the ledger directory: ${dir}`, { cause: err });
+  }
+}
+
 export function writePlan(dir: string, plan: Plan) {
   writeAtomic(planPath(dir, plan.key), json(plan));
+  syncDir(dir);
 }
 
 /** Creates `K.claim`; false when it already exists (someone else claimed first). */
 export function createClaim(dir: string, claim: ClaimRecord): boolean {
-  return createExclusive(claimPath(dir, claim.key), json(claim)) !== null;
+  const created = createExclusive(claimPath(dir, claim.key), json(claim)) !== null;
+  if (created) syncDir(dir);
+  return created;
 }
 
 /** Creates `K.skip`, first writer wins; false when one exists. */
 export function createSkip(dir: string, key: string, skip: SkipRecord): boolean {
-  return createExclusive(skipPath(dir, key), json(skip)) !== null;
+  const created = createExclusive(skipPath(dir, key), json(skip)) !== null;
+  if (created) syncDir(dir);
+  return created;
+}
+
+/** Removes `K.skip` (and its outcome): only for a skip that decided nothing (see plan.ts). */
+export function removeSkip(dir: string, key: string) {
+  for (const path of [skipPath(dir, key), outcomePath(dir, key)]) {
+    try {
+      Deno.removeSync(path);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) {
+        throw new RosterError(`Could not remove: ${path}`, { cause: err });
+      }
+    }
+  }
+  syncDir(dir);
 }
 
 export function writeOutcome(
@@ -178,8 +262,10 @@ export function writeOutcome(
   outcome: Pick<Outcome, "outcome" | "continuation_id" | "at"> & Record<string, unknown>,
 ) {
   writeAtomic(outcomePath(dir, key), json(outcome));
+  syncDir(dir);
 }
 
 export function writeLastDispatch(dir: string, atMs: number) {
   writeAtomic(join(dir, LAST_DISPATCH_FILE), json({ at: new Date(atMs).toISOString() }));
+  syncDir(dir);
 }

@@ -5,10 +5,23 @@
  */
 import { RosterError, UsageError } from "../errors.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
-import { hostDirName, readRows, type Row } from "../registry/mod.ts";
-import { ensureLedger, isClaimed, readPlan, readSkip, writePlan } from "./ledger.ts";
+import { holdSession, hostDirName, readRows, type Row } from "../registry/mod.ts";
+import { parseTime } from "../time.ts";
+import { appendAudit } from "./audit.ts";
+import {
+  ensureLedger,
+  isClaimed,
+  readClaim,
+  readPlan,
+  readSkip,
+  removeSkip,
+  writePlan,
+} from "./ledger.ts";
 import { ADMIN_LOCK_PATIENCE_MS, withDispatchLock } from "./lock.ts";
-import { type Cause, type Plan, randomHex } from "./schema.ts";
+import { type Cause, DEFAULT_CHAIN_LIMIT, type Plan, randomHex } from "./schema.ts";
+
+/** How far back the claims of one session count towards its chain. */
+const CHAIN_WINDOW_MS = 24 * 3_600_000;
 
 /** What continuation-plan's flags ask for, validated. */
 export interface PlanRequest {
@@ -21,6 +34,8 @@ export interface PlanRequest {
   cause: Cause | null;
   /** Plan it released at once. */
   release: boolean;
+  /** `--chain-limit`; null: the default. */
+  chainLimit?: number | null;
 }
 
 /** Where a plan is written and whose registry names its session. */
@@ -32,7 +47,13 @@ interface PlanPlace {
 }
 
 /** Pure: the plan `req` asks for, of the session `row` shows, made at `now` under `token`. */
-export function buildPlan(req: PlanRequest, row: Row, now: number, token: string): Plan {
+export function buildPlan(
+  req: PlanRequest,
+  row: Row,
+  now: number,
+  token: string,
+  chain = 1,
+): Plan {
   const iso = (ms: number) => new Date(now + ms).toISOString();
   return {
     schema: 1,
@@ -60,13 +81,21 @@ export function buildPlan(req: PlanRequest, row: Row, now: number, token: string
     not_before: req.notBeforeMs === null ? null : iso(req.notBeforeMs),
     deadline: iso(req.deadlineMs),
     spacing_ms: req.spacingMs,
+    chain,
+    chain_limit: req.chainLimit ?? DEFAULT_CHAIN_LIMIT,
   };
 }
 
 /** The registry row of `pid`: this host's when several hosts have one. */
 function findRow(home: string, host: string, judge: LivenessJudge, pid: number): Row {
   const rows = readRows(home, judge).filter((r) => r.session_pid === pid);
-  const here = rows.filter((r) => r.host === host || r.host === hostDirName(host));
+  let here = rows.filter((r) => r.host === host || r.host === hostDirName(host));
+  // The pid's current record and ended ones moved aside: the one a restore looks for is
+  // the newest ended row that is neither parked nor resumed (rows come newest first).
+  if (here.length > 1) {
+    const ended = here.filter((r) => r.liveness === "dead" && !isSetAside(r));
+    here = ended.length > 0 ? ended.slice(0, 1) : here.slice(0, 1);
+  }
   const pick = here.length === 1 ? here : rows;
   if (pick.length === 0) {
     throw new UsageError(
@@ -82,7 +111,51 @@ function findRow(home: string, host: string, judge: LivenessJudge, pid: number):
       `Invalid --session: the record of pid ${pid} is malformed (${row.detail}): ${row.path}`,
     );
   }
+  if (isSetAside(row)) {
+    throw new UsageError(
+      `Invalid --session: pid ${pid}'s session is ${row.reason}: it is not continued automatically`,
+    );
+  }
+  // A plan with neither names no identity: any hook that reports nulls would match it.
+  if (row.session_id === null && row.tmux_pane === null) {
+    throw new UsageError(
+      `Invalid --session: pid ${pid}'s record has no session id and no tmux pane, so no hook ` +
+        "could prove it is that session (register it with --session-id)",
+    );
+  }
   return row;
+}
+
+/** Parked (set aside on purpose) or resumed (it lives on in its successor). */
+const isSetAside = (row: Row) => row.reason === "parked" || row.reason === "resumed";
+
+/**
+ * Pure enough: one more than the continuations claimed in this ledger for the same session
+ * (host and session id) within the last 24 hours. Read at plan time only (it reads every
+ * claimed key's plan), never on a hook's path.
+ */
+function chainOf(dir: string, row: Row, now: number): number {
+  if (row.session_id === null) return 1;
+  let chain = 1;
+  let names: string[];
+  try {
+    names = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".claim"));
+  } catch {
+    return 1;
+  }
+  for (const name of names) {
+    const key = name.slice(0, -".claim".length);
+    const claim = readClaim(dir, key);
+    const at = claim === null ? null : parseTime(claim.at);
+    if (at === null || now - at > CHAIN_WINDOW_MS) continue;
+    const plan = readPlan(dir, key);
+    if (!plan?.ok) continue;
+    const s = plan.plan.session;
+    if (s.session_id === row.session_id && hostDirName(s.host) === hostDirName(row.host ?? "")) {
+      chain++;
+    }
+  }
+  return chain;
 }
 
 /** Runs `fn` holding dispatch.lock, so plan changes never interleave with a claim. */
@@ -98,34 +171,64 @@ async function underLock<T>(dir: string, judge: LivenessJudge, fn: () => T): Pro
   return locked.done;
 }
 
-/** A key claimed or skipped stays decided forever: a new plan needs a new key. */
+/**
+ * A key claimed, skipped or declined stays decided: a new plan needs a new key. A skip that
+ * says only that continuations were off (written by versions before they stopped writing
+ * one) decided nothing: it is removed, and the key planned again.
+ */
 function refuseDecided(dir: string, key: string) {
   if (isClaimed(dir, key)) {
     throw new UsageError(`Invalid --key: ${key} is already claimed; plan under a new key`);
   }
-  if (readSkip(dir, key) !== null) {
-    throw new UsageError(`Invalid --key: ${key} is already skipped; plan under a new key`);
+  const skip = readSkip(dir, key);
+  if (skip === null) return;
+  if ("reason" in skip && skip.reason === "disabled" && skip.class === "veto") {
+    removeSkip(dir, key);
+    appendAudit(dir, { event: "unskip", key, reason: "disabled" });
+    return;
   }
+  throw new UsageError(`Invalid --key: ${key} is already decided (skipped); plan under a new key`);
 }
 
 /** Writes the plan `req` asks for (a new token each time), and returns it. */
 export async function createPlan(place: PlanPlace, req: PlanRequest): Promise<Plan> {
   const { dir, judge } = place;
   const row = findRow(place.home, place.host, judge, req.pid);
-  const plan = buildPlan(req, row, Date.now(), randomHex(16));
   ensureLedger(dir, place.home);
-  await underLock(dir, judge, () => {
+  const plan = await underLock(dir, judge, () => {
     refuseDecided(dir, req.key);
+    const now = Date.now();
+    const plan = buildPlan(req, row, now, randomHex(16), chainOf(dir, row, now));
     writePlan(dir, plan);
+    return plan;
   });
+  // The session's row is kept until this key is finished (docs/continuation.md).
+  await holdSession(place.home, place.host, row, { key: req.key, ledger: absolute(dir) });
   return plan;
 }
 
 const noPlan = (dir: string, key: string) =>
   new UsageError(`Invalid --key: no plan for ${key} in ${dir}`);
 
-/** Flips `key`'s plan to released, keeping its token; a released plan is left as it is. */
-export async function releasePlan(dir: string, judge: LivenessJudge, key: string): Promise<Plan> {
+/** The ledger as an absolute path: the registry keeps it to find the key again. */
+function absolute(dir: string): string {
+  try {
+    return Deno.realPathSync(dir);
+  } catch {
+    return dir;
+  }
+}
+
+/**
+ * Flips `key`'s plan to released, keeping its token; with `pane`, the pane the session was
+ * relaunched in becomes its identity. A released plan with that pane is left as it is.
+ */
+export async function releasePlan(
+  dir: string,
+  judge: LivenessJudge,
+  key: string,
+  pane: string | null = null,
+): Promise<Plan> {
   // Looked for before anything is created, so that a key without a plan leaves no ledger.
   if (readPlan(dir, key) === null) throw noPlan(dir, key);
   ensureLedger(dir);
@@ -135,8 +238,9 @@ export async function releasePlan(dir: string, judge: LivenessJudge, key: string
     if (!read.ok) {
       throw new RosterError(`Could not release: the plan is damaged (${read.problem}): ${key}`);
     }
-    const next: Plan = { ...read.plan, state: "released" };
-    if (read.plan.state !== "released") writePlan(dir, next);
+    const session = pane === null ? read.plan.session : { ...read.plan.session, tmux_pane: pane };
+    const next: Plan = { ...read.plan, state: "released", session };
+    if (read.plan.state !== "released" || session !== read.plan.session) writePlan(dir, next);
     return next;
   });
 }

@@ -9,7 +9,7 @@ import type { Liveness } from "../identity/liveness.ts";
 import { isValidPid } from "../identity/pid.ts";
 import { parseTime } from "../time.ts";
 import type { SkipRead } from "./ledger.ts";
-import type { Plan, SkipClass } from "./schema.ts";
+import { DEFAULT_CHAIN_LIMIT, type Plan, type SkipClass } from "./schema.ts";
 
 export type Mode = "on" | "off" | "dry-run";
 
@@ -30,6 +30,8 @@ export interface Facts {
   prompt_open?: boolean;
   /** The pid of a watchdog process for this session; null when there is none. */
   watchdog_pid?: number | null;
+  /** The watchdog's start token (as `roster token` prints it): a reused pid is then dead. */
+  watchdog_token?: string | null;
 }
 
 type FactName = keyof Facts;
@@ -51,6 +53,10 @@ const FACT_TYPES: Record<FactName, [check: (v: unknown) => boolean, expected: st
   user_active: [bool, "a boolean"],
   prompt_open: [bool, "a boolean"],
   watchdog_pid: [(v) => v === null || isValidPid(v), "a process id or null"],
+  watchdog_token: [
+    (v) => v === null || (typeof v === "string" && v.length > 0 && v.length <= 512),
+    "a start token or null",
+  ],
 };
 
 export const FACT_NAMES = Object.keys(FACT_TYPES) as FactName[];
@@ -76,13 +82,14 @@ export function parseFacts(value: unknown): { facts: Facts } | { problem: string
 }
 
 type WaitReason = "not-before" | "spacing" | "locked";
-type StopReason = "not-released" | "claimed" | "owner-alive";
+type StopReason = "not-released" | "plan-changed" | "claimed" | "owner-alive";
 
 export type Verdict =
   | { kind: "dispatch" }
   | { kind: "wait"; until: number; reason: WaitReason }
   /** `would`: under mode dry-run, the verdict that mode on would have given. */
-  | { kind: "skip"; class: SkipClass; reason: string; would?: Verdict }
+  /** `detail`: why continuations are off, for `disabled`. */
+  | { kind: "skip"; class: SkipClass; reason: string; would?: Verdict; detail?: string }
   | { kind: "stop"; reason: StopReason }
   /** An existing skip file decided it; `class` is null when that file is damaged. */
   | { kind: "vetoed"; reason: string; class: SkipClass | null };
@@ -93,6 +100,8 @@ export interface Situation {
   plan: Plan | null;
   /** The token the caller judged before (the claim pass); null accepts any. */
   expectedToken: string | null;
+  /** `--plan-token`: the plan the hook was started for; null accepts any. */
+  pinnedToken?: string | null;
   claimed: boolean;
   skip: SkipRead;
   now: number;
@@ -100,6 +109,8 @@ export interface Situation {
   /** Roster's liveness of the plan's session; null when it was not judged. */
   owner: Liveness | null;
   mode: Mode;
+  /** Why the mode is off (which file, what is wrong); null when it is on or dry-run. */
+  modeDetail?: string | null;
   hold: boolean;
   facts: Facts;
   /** Liveness of `facts.watchdog_pid` when it is a pid; null when not judged. */
@@ -126,9 +137,10 @@ export function decide(s: Situation): Verdict {
 
   // 2. The plan, the claim, the skip, and the clock.
   const plan = s.plan;
+  if (plan === null) return stop("not-released");
+  if (s.pinnedToken != null && plan.token !== s.pinnedToken) return stop("plan-changed");
   if (
-    plan === null || plan.state !== "released" ||
-    (s.expectedToken !== null && plan.token !== s.expectedToken)
+    plan.state !== "released" || (s.expectedToken !== null && plan.token !== s.expectedToken)
   ) {
     return stop("not-released");
   }
@@ -154,7 +166,11 @@ export function decide(s: Situation): Verdict {
 
   // 4. The ledger's switches.
   if (s.mode !== "on") {
-    if (s.mode !== "dry-run") return veto("disabled");
+    if (s.mode !== "dry-run") {
+      return s.modeDetail == null
+        ? veto("disabled")
+        : { kind: "skip", class: "veto", reason: "disabled", detail: s.modeDetail };
+    }
     return { kind: "skip", class: "veto", reason: "disabled", would: fromHold(s, plan) };
   }
   return fromHold(s, plan);
@@ -168,7 +184,13 @@ export function decide(s: Situation): Verdict {
  * the release, without its ack, must not cost the session its continue. The verdict stands
  * either way; only the write depends on this.
  */
-export function mayWriteSkip(plan: Plan | null, expectedToken: string | null): boolean {
+export function mayWriteSkip(
+  plan: Plan | null,
+  expectedToken: string | null,
+  verdict?: Verdict,
+): boolean {
+  // Continuations being off decides nothing: the key stays open until they are on.
+  if (verdict?.kind === "skip" && verdict.reason === "disabled") return false;
   return plan !== null && plan.state === "released" &&
     (expectedToken === null || plan.token === expectedToken);
 }
@@ -177,6 +199,8 @@ export function mayWriteSkip(plan: Plan | null, expectedToken: string | null): b
 function fromHold(s: Situation, plan: Plan): Verdict {
   const f = s.facts;
   if (s.hold) return veto("hold");
+  // A crash loop: this session was continued `chain - 1` times lately, and crashed again.
+  if ((plan.chain ?? 1) > (plan.chain_limit ?? DEFAULT_CHAIN_LIMIT)) return veto("chain");
 
   // 5. Identity.
   const noId = missing(f, ["session_id", "pane_key"]);

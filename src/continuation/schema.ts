@@ -52,9 +52,16 @@ export interface Plan {
   not_before: string | null;
   deadline: string | null;
   spacing_ms: number;
+  /** Optional (older plans lack them): the place in a crash loop, and the most allowed. */
+  chain?: number;
+  chain_limit?: number;
 }
 
-export type SkipClass = "process-end" | "veto";
+/** A plan's chain limit when it names none. */
+export const DEFAULT_CHAIN_LIMIT = 3;
+
+/** `declined`: the resumed session's hook gave up (continuation-decline). */
+export type SkipClass = "process-end" | "veto" | "declined";
 
 export interface SkipRecord {
   class: SkipClass;
@@ -70,6 +77,8 @@ export interface ClaimRecord {
   continuation_id: string;
   pid: number;
   at: string;
+  /** The message handed to the agent (optional: older claims lack it). */
+  message?: string;
 }
 
 /**
@@ -149,7 +158,7 @@ const PLAN_FIELDS: Fields<Plan> = [
 ];
 
 const SKIP_FIELDS: Fields<SkipRecord> = [
-  ["class", (v) => v === "process-end" || v === "veto"],
+  ["class", (v) => v === "process-end" || v === "veto" || v === "declined"],
   ["reason", nonEmpty(256)],
   ["token", nullable(str(256))],
   ["pid", isValidPid],
@@ -196,8 +205,17 @@ export function validatePlan(value: unknown, key: string): { plan: Plan } | { pr
     }
     calls.push({ id: c.id as string, name: c.name as string });
   }
+  const chain: { chain?: number; chain_limit?: number } = {};
+  for (const name of ["chain", "chain_limit"] as const) {
+    if (!(name in value)) continue;
+    const v = value[name];
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1 || v > 1_000_000) {
+      return { problem: `invalid field: ${name}` };
+    }
+    chain[name] = v;
+  }
   // Overwriting keeps each field where pick put it: a released plan is written back as read.
-  return { plan: { ...plan.value, session: session.value, tool_calls: calls } };
+  return { plan: { ...plan.value, session: session.value, tool_calls: calls, ...chain } };
 }
 
 export function validateSkip(value: unknown): { skip: SkipRecord } | { problem: string } {
@@ -210,7 +228,10 @@ export function validateSkip(value: unknown): { skip: SkipRecord } | { problem: 
 export function validateClaim(value: unknown, key: string): ClaimRecord | null {
   if (!isObject(value) || value.key !== key) return null;
   const claim = pick(value, CLAIM_FIELDS);
-  return "problem" in claim ? null : claim.value;
+  if ("problem" in claim) return null;
+  return typeof value.message === "string" && value.message.length <= 65_536
+    ? { ...claim.value, message: value.message }
+    : claim.value;
 }
 
 export function validateLockOwner(value: unknown): LockOwner | null {

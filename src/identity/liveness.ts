@@ -14,6 +14,9 @@ export type Reason =
   | "zombie"
   | "pid-reused"
   | "rebooted"
+  /** The registry's lifecycle: set aside on purpose (`park`), or continued by a successor. */
+  | "parked"
+  | "resumed"
   | "other-host"
   | "unverifiable"
   | "unsupported"

@@ -47,7 +47,7 @@ export function tallyLedger(dir: string, tally: MetricsTally): LedgerSummary {
     if (key !== null) tally.addKey(key);
   }
   tallyAudit(dir, tally);
-  return { mode: readMode(dir), hold: exists(join(dir, HOLD_FILE)) };
+  return { mode: readMode(dir).mode, hold: exists(join(dir, HOLD_FILE)) };
 }
 
 /** The state of `key` as seen from one of its files; null when another file counts it. */

@@ -8,8 +8,13 @@ import { PID_TEXT } from "../identity/pid.ts";
 
 /** Record files are `<pid>.json`; everything else in a host directory is ignored. */
 export const RECORD_NAME = new RegExp(`^(${PID_TEXT})\\.json$`);
+/**
+ * Every file of a host directory that holds a record: `<pid>.json`, and the records of ended
+ * sessions moved aside when a new session registered under their pid, `<pid>.<suffix>.json`.
+ */
+export const STORED_NAME = new RegExp(`^(${PID_TEXT})(?:\\.[0-9a-z]{1,32})?\\.json$`);
 /** A crashed writer's temp file beside a record (fs/write.ts names them). */
-export const TEMP_NAME = new RegExp(`^${PID_TEXT}\\.json${TEMP_SUFFIX}$`);
+export const TEMP_NAME = new RegExp(`^${PID_TEXT}(?:\\.[0-9a-z]{1,32})?\\.json${TEMP_SUFFIX}$`);
 
 export function sessionsDir(home: string): string {
   return join(home, "sessions");

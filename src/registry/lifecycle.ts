@@ -31,8 +31,8 @@ export function lifecycleVerdict(
   return judged;
 }
 
-/** What register's cleanup does with one examined row. */
-export type CleanupAction = "keep" | "stamp" | "remove";
+/** What the registry does with one examined row: keep it (held, parked: kept, counted), stamp it, remove it. */
+export type RowAction = "keep" | "stamp" | "remove" | "held" | "parked";
 
 /**
  * Register's bounded cleanup. Only ended rows are touched. The first time one is examined it
@@ -45,7 +45,7 @@ export function cleanupAction(
   now: number,
   retention: number,
   held: (row: Row) => boolean,
-): CleanupAction {
+): RowAction {
   if (row.liveness !== "dead" || row.malformed) return "keep";
   if (row.reason === "parked") return "keep";
   if (row.ended_at === null || row.ended_at === undefined) return "stamp";
@@ -63,7 +63,7 @@ export function pruneAction(
   now: number,
   olderThanMs: number | null,
   held: (row: Row) => boolean,
-): "remove" | "keep" | "held" | "parked" {
+): RowAction {
   const old = (at: string | null | undefined) => {
     const t = at ? parseTime(at) : null;
     return olderThanMs !== null && t !== null && now - t > olderThanMs;

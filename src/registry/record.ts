@@ -21,6 +21,20 @@ interface Registrar {
   path: string;
 }
 
+/** The session that continues an ended or parked one (`roster resume`). */
+export interface SessionLink {
+  pid: number;
+  start_token: string | null;
+  session_id: string | null;
+}
+
+/** The continuation key whose plan keeps this record (`continuation-plan`). */
+export interface ContinuationHold {
+  key: string;
+  /** The ledger directory, as an absolute path. */
+  ledger: string;
+}
+
 /** A session as `register` writes it: the owner's identity, then what the session is. */
 export interface SessionRecord extends ProcessIdentity {
   schema: 1;
@@ -36,7 +50,31 @@ export interface SessionRecord extends ProcessIdentity {
   tmux_pane: string | null;
   registered_at: string;
   registrar: Registrar;
+  /** The lifecycle fields: optional when read (older records lack them), always written. */
+  model: string | null;
+  /** The harness's own session id, where it differs from `session_id`. */
+  native_session_id: string | null;
+  /** When roster first saw the session ended, and how (a liveness reason). */
+  ended_at: string | null;
+  ended_reason: string | null;
+  parked_at: string | null;
+  successor: SessionLink | null;
+  continuation: ContinuationHold | null;
 }
+
+/** The lifecycle fields of a session that has not ended, been parked or been planned for. */
+export const NO_LIFECYCLE = {
+  model: null,
+  native_session_id: null,
+  ended_at: null,
+  ended_reason: null,
+  parked_at: null,
+  successor: null,
+  continuation: null,
+} as const;
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 type Check = (value: unknown) => boolean;
 const str: Check = (v) => typeof v === "string" && v.length <= 4096;
@@ -67,6 +105,25 @@ const FIELDS: [keyof SessionRecord, Check][] = [
   }],
 ];
 
+const token = (v: unknown) =>
+  v === null || (typeof v === "string" && v.length > 0 && v.length <= 256);
+
+/** Fields added with the lifecycle: absent means null; present must be well formed. */
+const OPTIONAL_FIELDS: [keyof SessionRecord, Check][] = [
+  ["model", nullableStr],
+  ["native_session_id", nullableStr],
+  ["ended_at", (v) => v === null || time(v)],
+  ["ended_reason", nullableStr],
+  ["parked_at", (v) => v === null || time(v)],
+  ["successor", (v) =>
+    v === null ||
+    (isObj(v) && isValidPid(v.pid) && token(v.start_token) && nullableStr(v.session_id))],
+  [
+    "continuation",
+    (v) => v === null || (isObj(v) && str(v.key) && str(v.ledger) && (v.key as string).length > 0),
+  ],
+];
+
 /**
  * Validates a parsed JSON value as a record. `filePid` is the pid in the file name, which
  * must agree with the payload. Returns the record, or a sentence saying what is wrong.
@@ -82,6 +139,9 @@ export function validateRecord(
   for (const [name, check] of FIELDS) {
     if (!(name in obj)) return { problem: `missing field: ${name}` };
     if (!check(obj[name])) return { problem: `invalid field: ${name}` };
+  }
+  for (const [name, check] of OPTIONAL_FIELDS) {
+    if (name in obj && !check(obj[name])) return { problem: `invalid field: ${name}` };
   }
   if (obj.session_pid !== filePid) {
     return { problem: `pid in file name differs from session_pid: ${filePid}` };
@@ -105,6 +165,21 @@ export function validateRecord(
     tmux_pane: obj.tmux_pane as string | null,
     registered_at: obj.registered_at as string,
     registrar: { pid: registrar.pid, version: registrar.version, path: registrar.path },
+    model: (obj.model ?? null) as string | null,
+    native_session_id: (obj.native_session_id ?? null) as string | null,
+    ended_at: (obj.ended_at ?? null) as string | null,
+    ended_reason: (obj.ended_reason ?? null) as string | null,
+    parked_at: (obj.parked_at ?? null) as string | null,
+    successor: isObj(obj.successor)
+      ? {
+        pid: obj.successor.pid as number,
+        start_token: obj.successor.start_token as string | null,
+        session_id: obj.successor.session_id as string | null,
+      }
+      : null,
+    continuation: isObj(obj.continuation)
+      ? { key: obj.continuation.key as string, ledger: obj.continuation.ledger as string }
+      : null,
   };
   return { record };
 }
@@ -115,7 +190,13 @@ export interface RecordInput {
   /** What the owner's pid holds now (null where the backend cannot say). */
   process: ProcessInfo | null;
   here: HostIdentity;
-  flags: { agent?: string; runtime?: string; sessionId?: string };
+  flags: {
+    agent?: string;
+    runtime?: string;
+    sessionId?: string;
+    model?: string;
+    nativeSessionId?: string;
+  };
   env: (name: string) => string | undefined;
   cwd: string;
   now: number;
@@ -149,5 +230,8 @@ export function buildRecord(input: RecordInput): SessionRecord {
     tmux_pane: env("TMUX_PANE") ?? null,
     registered_at: new Date(input.now).toISOString(),
     registrar: input.registrar,
+    ...NO_LIFECYCLE,
+    model: flags.model || env("ROSTER_MODEL") || null,
+    native_session_id: flags.nativeSessionId || env("ROSTER_NATIVE_SESSION_ID") || null,
   };
 }

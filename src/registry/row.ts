@@ -6,6 +6,7 @@ import type { Verdict } from "../identity/liveness.ts";
 import type { Liveness, Reason } from "../identity/liveness.ts";
 import type { Probe } from "../process/types.ts";
 import { isoOrNull, parseTime } from "../time.ts";
+import { lifecycleVerdict } from "./lifecycle.ts";
 import type { SessionRecord } from "./record.ts";
 
 /** A record as listed: nullable where a malformed file could not supply a value. */
@@ -18,6 +19,8 @@ export type Row =
     malformed: boolean;
     /** For malformed rows, what is wrong with the file; null otherwise. */
     detail: string | null;
+    /** The row that names this one as its successor (filled by list, see linkChain). */
+    predecessor?: { pid: number; session_id: string | null; path: string } | null;
   };
 
 /** Every record field null: the base of rows that no valid record stands behind. */
@@ -39,11 +42,25 @@ const NULL_RECORD: Readonly<{ [K in keyof SessionRecord]: null }> = {
   tmux_pane: null,
   registered_at: null,
   registrar: null,
+  model: null,
+  native_session_id: null,
+  ended_at: null,
+  ended_reason: null,
+  parked_at: null,
+  successor: null,
+  continuation: null,
 };
 
 /** The row of a valid record at `path`, as judged now. */
 export function recordRow(record: SessionRecord, verdict: Verdict, path: string): Row {
-  return { ...record, ...verdict, path, malformed: false, detail: null };
+  return {
+    ...record,
+    ...lifecycleVerdict(record, verdict),
+    path,
+    malformed: false,
+    detail: null,
+    predecessor: null,
+  };
 }
 
 /** The row for a file that is not a valid record: every field it could not vouch for is null. */
@@ -64,6 +81,7 @@ export function malformedRow(
     path,
     malformed: true,
     detail,
+    predecessor: null,
   };
 }
 

@@ -4,7 +4,7 @@
  * host directory's lock, and every removal re-reads and re-judges its candidate right before
  * it acts.
  */
-import { ioError } from "../errors.ts";
+import { ioError, UsageError } from "../errors.ts";
 import { join, privateChild, trustedDir, UntrustedError } from "../fs/dir.ts";
 import { withLock } from "../fs/flock.ts";
 import { listNames, readSmallFile } from "../fs/read.ts";
@@ -13,8 +13,21 @@ import type { LivenessJudge } from "../identity/liveness.ts";
 import { pause } from "../pause.ts";
 import type { Probe } from "../process/types.ts";
 import { parseTime } from "../time.ts";
-import { hostDirName, hostDirPath, RECORD_NAME, sessionsDir, TEMP_NAME } from "./layout.ts";
-import { type SessionRecord, validateRecord } from "./record.ts";
+import { hostDirName, hostDirPath, sessionsDir, STORED_NAME, TEMP_NAME } from "./layout.ts";
+import {
+  cleanupAction,
+  DEFAULT_RETENTION_MS,
+  endedName,
+  linkChain,
+  pruneAction,
+  type RowAction,
+} from "./lifecycle.ts";
+import {
+  type ContinuationHold,
+  type SessionLink,
+  type SessionRecord,
+  validateRecord,
+} from "./record.ts";
 import { malformedRow, recordRow, type Row, sortRows } from "./row.ts";
 
 /** One file read from the store: a valid record, or why it is not one. */
@@ -34,7 +47,7 @@ type Entry =
  * unregister): it is simply not there any more.
  */
 function readEntry(dir: string, dirName: string, name: string): Entry | null {
-  const m = RECORD_NAME.exec(name);
+  const m = STORED_NAME.exec(name);
   if (!m) return null;
   const filePid = Number(m[1]);
   const path = join(dir, name);
@@ -125,7 +138,7 @@ export function forEachRow(home: string, judge: LivenessJudge, fn: (row: Row) =>
 export function readRows(home: string, judge: LivenessJudge): Row[] {
   const rows: Row[] = [];
   forEachRow(home, judge, (row) => rows.push(row));
-  return sortRows(rows);
+  return linkChain(sortRows(rows));
 }
 
 /** This host's record for `pid`, judged now with a fresh probe; null when there is none. */
@@ -149,66 +162,127 @@ export function readRecordRow(
  */
 const REGISTER_CLEANUP_LIMIT = 8;
 
+/** What the lifecycle needs from the caller: the retention window and open continuations. */
+export interface Keeping {
+  retentionMs: number;
+  /** Whether a continuation still holds this row (its key is not finished). */
+  held: (row: Row) => boolean;
+}
+
+const recordJson = (record: SessionRecord) => JSON.stringify(record, null, 2) + "\n";
+
 /**
- * Writes (or refreshes) one record, then removes dead records of this host under the same
- * lock, best effort: a failure while cleaning never fails the registration.
+ * Writes (or refreshes) one record, then looks after ended records of this host under the
+ * same lock, best effort: a failure while cleaning never fails the registration. When the
+ * pid's file holds an ended session of another process, that record is first moved aside.
  */
 export async function writeRecord(
   home: string,
   record: SessionRecord,
   judge: LivenessJudge,
+  keeping: Keeping = { retentionMs: DEFAULT_RETENTION_MS, held: () => false },
+  now = Date.now(),
 ): Promise<string> {
   const root = openStore(home, true)!;
   const dir = hostDirIn(root, record.host, true)!;
+  const dirName = hostDirName(record.host);
   const path = join(dir, `${record.session_pid}.json`);
   return await withLock(dir, () => {
     pause("register:after-lock", home);
+    moveAsideEnded(dir, dirName, record, judge, now);
     // No fsync: only a power loss could tear this write, and a power loss ends the session
     // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
-    writeAtomic(
-      path,
-      JSON.stringify(record, null, 2) + "\n",
-      false,
-      () => pause("register:before-rename", home),
-    );
+    writeAtomic(path, recordJson(record), false, () => pause("register:before-rename", home));
     pause("register:before-cleanup", home);
     try {
-      removeWhere(root, hostDirName(record.host), judge, (row) => row.liveness === "dead", {
-        limit: REGISTER_CLEANUP_LIMIT,
-        skip: `${record.session_pid}.json`,
-      });
+      sweep(
+        root,
+        dirName,
+        judge,
+        (row) => cleanupAction(row, now, keeping.retentionMs, keeping.held),
+        {
+          limit: REGISTER_CLEANUP_LIMIT,
+          skip: `${record.session_pid}.json`,
+          now,
+        },
+      );
     } catch { /* best effort: a failed cleanup never fails the registration */ }
     return path;
   });
 }
 
 /**
- * Removes, under the caller's lock, the rows of one host directory that `shouldRemove`
- * picks. Each candidate is re-read and re-judged with a fresh probe right before removal,
- * and kept if it no longer qualifies (it turned alive, or was rewritten). With `limit`,
- * examines at most that many records, from a random starting point.
+ * The caller holds the lock. When `<pid>.json` is the record of another process (another
+ * start token or boot) that has ended, it is kept under a name of its own, stamped as ended,
+ * so that registering a new session under a reused pid never erases what a restore needs.
  */
-function removeWhere(
+function moveAsideEnded(
+  dir: string,
+  dirName: string,
+  record: SessionRecord,
+  judge: LivenessJudge,
+  now: number,
+) {
+  const old = readEntry(dir, dirName, `${record.session_pid}.json`);
+  if (old === null || !old.ok) return;
+  const same = old.record.start_token === record.start_token &&
+    old.record.boot_id === record.boot_id;
+  if (same) return;
+  const row = toRow(old, judge, true);
+  if (row.liveness !== "dead") return;
+  const ended = stamped(old.record, row, now);
+  for (let i = 0; i < 5; i++) {
+    const name = endedName(record.session_pid, old.record.registered_at, randomSuffix());
+    const target = join(dir, name);
+    try {
+      Deno.lstatSync(target);
+      continue;
+    } catch { /* free */ }
+    writeAtomic(target, recordJson(ended), false);
+    return;
+  }
+}
+
+const randomSuffix = () => Math.floor(Math.random() * 36 ** 4).toString(36).padStart(4, "0");
+
+/** The record with when roster first saw it ended, and how (kept when already stamped). */
+function stamped(record: SessionRecord, row: Row, now: number): SessionRecord {
+  return record.ended_at !== null ? record : {
+    ...record,
+    ended_at: new Date(now).toISOString(),
+    ended_reason: row.reason,
+  };
+}
+
+/**
+ * Goes through the rows of one host directory under the caller's lock and acts on what
+ * `decide` says: `remove`, `stamp` (record when it was first seen ended), or keep (any other
+ * answer, tallied). Each candidate is re-read and re-judged with a fresh probe right before it
+ * is acted on. With `limit`, examines at most that many records, from a random starting point.
+ */
+function sweep(
   root: string,
   dirName: string,
   judge: LivenessJudge,
-  shouldRemove: (row: Row) => boolean,
-  { dryRun = false, limit = Infinity, beforeRemove, skip }: {
+  decide: (row: Row) => RowAction,
+  { dryRun = false, limit = Infinity, beforeRemove, skip, now = Date.now() }: {
     dryRun?: boolean;
     limit?: number;
     beforeRemove?: () => void;
     /** A name not to examine (register's own, just written record). */
     skip?: string;
+    now?: number;
   } = {},
-): { removed: Row[]; seen: number } {
+): { removed: Row[]; seen: number; tally: Partial<Record<RowAction, number>> } {
   const dir = hostDirPath(root, dirName);
   const removed: Row[] = [];
+  const tally: Partial<Record<RowAction, number>> = {};
   let seen = 0;
   let names: string[];
   try {
     names = [];
     for (const e of Deno.readDirSync(dir)) {
-      if (RECORD_NAME.test(e.name)) {
+      if (STORED_NAME.test(e.name)) {
         if (e.name !== skip) names.push(e.name);
       } else if (!dryRun && TEMP_NAME.test(e.name)) {
         // Under the lock no writer is mid-write, so any temp file is a crashed writer's.
@@ -216,7 +290,7 @@ function removeWhere(
       }
     }
   } catch {
-    return { removed, seen };
+    return { removed, seen, tally };
   }
   if (names.length > limit) {
     const start = Math.floor(Math.random() * names.length);
@@ -226,11 +300,28 @@ function removeWhere(
     const first = readEntry(dir, dirName, name);
     if (first === null) continue;
     seen++;
-    if (!shouldRemove(toRow(first, judge))) continue;
+    const firstAction = decide(toRow(first, judge));
+    if (firstAction !== "remove" && firstAction !== "stamp") {
+      tally[firstAction] = (tally[firstAction] ?? 0) + 1;
+      continue;
+    }
     const again = readEntry(dir, dirName, name);
     if (again === null) continue;
     const row = toRow(again, judge, true);
-    if (!shouldRemove(row)) continue;
+    const action = decide(row);
+    if (action === "stamp" && again.ok) {
+      if (!dryRun) {
+        try {
+          writeAtomic(row.path, recordJson(stamped(again.record, row, now)), false);
+        } catch { /* best effort: stamped next time */ }
+      }
+      tally.keep = (tally.keep ?? 0) + 1;
+      continue;
+    }
+    if (action !== "remove") {
+      tally[action] = (tally[action] ?? 0) + 1;
+      continue;
+    }
     if (!dryRun) {
       try {
         // Only a malformed row can be a directory (a valid record is a regular file).
@@ -243,7 +334,7 @@ function removeWhere(
     }
     removed.push(row);
   }
-  return { removed, seen };
+  return { removed, seen, tally };
 }
 
 interface PruneResult {
@@ -251,34 +342,41 @@ interface PruneResult {
   dead_removed: number;
   unknown_removed: number;
   kept: number;
+  /** Ended rows kept because a continuation still holds them. */
+  held: number;
+  /** Parked rows kept (removed only past --older-than). */
+  parked: number;
 }
 
-/** Prunes every host directory: dead rows always, unknown ones older than `olderThanMs`. */
+/**
+ * Prunes every host directory: ended rows always (retention or not) unless a continuation
+ * holds them, parked and unknown ones only older than `olderThanMs`.
+ */
 export async function prune(
   home: string,
   judge: LivenessJudge,
   olderThanMs: number | null,
   dryRun: boolean,
+  held: (row: Row) => boolean,
   now = Date.now(),
 ): Promise<PruneResult> {
   const removed: Row[] = [];
   let seen = 0;
+  let heldCount = 0;
+  let parked = 0;
   const root = openStore(home, false);
   for (const dirName of root === null ? [] : listHostDirs(root)) {
     const dir = hostDirPath(root!, dirName);
-    const pick = (row: Row) => {
-      if (row.liveness === "dead") return true;
-      if (row.liveness !== "unknown" || olderThanMs === null) return false;
-      const t = row.registered_at === null ? null : parseTime(row.registered_at);
-      return t !== null && now - t > olderThanMs;
-    };
     const run = () => {
       if (!dryRun) pause("prune:after-lock", home);
-      const r = removeWhere(root!, dirName, judge, pick, {
+      const r = sweep(root!, dirName, judge, (row) => pruneAction(row, now, olderThanMs, held), {
         dryRun,
         beforeRemove: () => pause("prune:before-remove", home),
+        now,
       });
       seen += r.seen;
+      heldCount += r.tally.held ?? 0;
+      parked += r.tally.parked ?? 0;
       removed.push(...r.removed);
     };
     if (dryRun) run();
@@ -291,7 +389,110 @@ export async function prune(
     dead_removed: dead,
     unknown_removed: removed.length - dead,
     kept: seen - removed.length,
+    held: heldCount,
+    parked,
   };
+}
+
+/** A session named on the command line: by pid, or by its (or its harness's) session id. */
+export type SessionTarget = { pid: number } | { sessionId: string };
+
+/** This host's record that `target` names; for a session id, the newest not yet resumed. */
+function findTarget(
+  dir: string,
+  dirName: string,
+  target: SessionTarget,
+): Extract<Entry, { ok: true }> {
+  if ("pid" in target) {
+    const entry = readEntry(dir, dirName, `${target.pid}.json`);
+    if (entry === null || !entry.ok) {
+      throw new UsageError(
+        `Invalid --pid: ${
+          entry === null ? "no record" : "a malformed record"
+        } for pid ${target.pid}: ${dir}`,
+      );
+    }
+    return entry;
+  }
+  let best: Extract<Entry, { ok: true }> | null = null;
+  const rank = (
+    e: Extract<Entry, { ok: true }>,
+  ) => [e.record.successor === null ? 1 : 0, parseTime(e.record.registered_at) ?? 0];
+  for (const name of listNames(dir, "Could not read the store")) {
+    const e = readEntry(dir, dirName, name);
+    if (e === null || !e.ok) continue;
+    const r = e.record;
+    if (r.session_id !== target.sessionId && r.native_session_id !== target.sessionId) continue;
+    if (best === null) best = e;
+    else {
+      const [a, b] = [rank(e), rank(best)];
+      if (a[0] > b[0] || (a[0] === b[0] && a[1] > b[1])) best = e;
+    }
+  }
+  if (best === null) {
+    throw new UsageError(
+      `Invalid --session-id: no session ${target.sessionId} on this host: ${dir}`,
+    );
+  }
+  return best;
+}
+
+/** Changes one record of this host under the lock (re-read, re-judged); returns its new row. */
+async function updateSession(
+  home: string,
+  host: string,
+  judge: LivenessJudge,
+  target: SessionTarget,
+  change: (row: Row, record: SessionRecord) => SessionRecord,
+): Promise<Row> {
+  const root = openStore(home, false);
+  const found = root === null ? null : hostDirIn(root, host, false);
+  const dirName = hostDirName(host);
+  const dir = found ?? join(sessionsDir(home), dirName);
+  if (found === null) findTarget(dir, dirName, target); // says what is missing
+  return await withLock(dir, () => {
+    const entry = findTarget(dir, dirName, target);
+    const next = change(toRow(entry, judge, true), entry.record);
+    writeAtomic(entry.path, recordJson(next), false);
+    return toRow({ ...entry, record: next }, judge, true);
+  });
+}
+
+/** Marks a session parked: never live, never continued, kept by register's cleanup. */
+export function parkSession(
+  home: string,
+  host: string,
+  judge: LivenessJudge,
+  target: SessionTarget,
+  now = Date.now(),
+): Promise<Row> {
+  return updateSession(home, host, judge, target, (_, record) => ({
+    ...record,
+    parked_at: record.parked_at ?? new Date(now).toISOString(),
+  }));
+}
+
+/** Records the successor of an ended or parked session; a running one is refused. */
+export function resumeSession(
+  home: string,
+  host: string,
+  judge: LivenessJudge,
+  target: SessionTarget,
+  successor: SessionLink,
+  now = Date.now(),
+): Promise<Row> {
+  return updateSession(home, host, judge, target, (row, record) => {
+    if (row.liveness === "alive" || row.liveness === "unknown") {
+      throw new UsageError(
+        `Invalid session: pid ${record.session_pid} is ${row.liveness} (${row.reason}); ` +
+          "only an ended or parked session can be resumed",
+      );
+    }
+    if (successor.pid === record.session_pid && successor.start_token === record.start_token) {
+      throw new UsageError("Invalid --successor-pid: a session cannot succeed itself");
+    }
+    return { ...stamped(record, row, now), successor };
+  });
 }
 
 /**
@@ -349,4 +550,35 @@ export async function removeRecordIf(
     }
     return { outcome: "removed", row };
   });
+}
+
+/**
+ * Marks the record at `path` (a row's path, on this host) as held by a continuation key, so
+ * that neither register nor prune removes it until that key is finished. Only while it is
+ * still the record of the session planned for (same pid and start token); best effort.
+ */
+export async function holdSession(
+  home: string,
+  host: string,
+  row: Pick<Row, "path" | "session_pid" | "start_token">,
+  hold: ContinuationHold,
+): Promise<boolean> {
+  const root = openStore(home, false);
+  const dir = root === null ? null : hostDirIn(root, host, false);
+  if (dir === null) return false;
+  const dirName = hostDirName(host);
+  const name = row.path.slice(row.path.lastIndexOf("/") + 1);
+  if (row.path !== join(dir, name)) return false;
+  try {
+    return await withLock(dir, () => {
+      const entry = readEntry(dir, dirName, name);
+      if (entry === null || !entry.ok) return false;
+      const r = entry.record;
+      if (r.session_pid !== row.session_pid || r.start_token !== row.start_token) return false;
+      writeAtomic(entry.path, recordJson({ ...r, continuation: hold }), false);
+      return true;
+    });
+  } catch {
+    return false;
+  }
 }

@@ -188,14 +188,21 @@ Deno.test("register: owner precedence and refresh", async (t) => {
     ]]);
     assertEquals((await rosterJson<Row[]>(home.path, ["list", "--agent", "x"])).length, 0);
   });
-  await t.step("register removes dead records but never unknown ones", async () => {
+  await t.step("register removes ended records past retention, never unknown ones", async () => {
     const dead = spawnSleeper();
     const row = await rosterJson<Row>(home.path, ["register", "--pid", String(dead.pid)]);
     await dead.kill();
     const bogus = `${hostDir(home.path)}/777777.json`;
     Deno.writeTextFileSync(bogus, "{}");
     Deno.chmodSync(bogus, 0o600);
+    // Within retention: kept, stamped with when it was first seen ended.
     await rosterJson(home.path, ["register", "--pid", String(a.pid)]);
+    assert(exists(row.path));
+    assertMatch(JSON.parse(Deno.readTextFileSync(row.path)).ended_at, /^\d{4}-/);
+    // With no retention: removed by the next registration.
+    await rosterJson(home.path, ["register", "--pid", String(a.pid)], {
+      env: { ROSTER_RETENTION: "0s" },
+    });
     assert(!exists(row.path));
     assert(exists(bogus));
   });

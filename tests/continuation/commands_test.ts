@@ -65,15 +65,17 @@ async function check(
   return { ...r, v };
 }
 
-const setMode = (home: string, mode: string) =>
-  writeJson(`${ledgerOf(home)}/config.json`, { mode });
+async function setMode(home: string, mode: string) {
+  const r = await roster(["continuation-mode", mode, "--home", home]);
+  assertEquals(r.code, 0, r.stderr);
+}
 
 Deno.test("the claim carries its message: text, JSON, the claim file, continuation-show", async () => {
   await using home = await tempDir();
   const pid = await deadSession(home.path);
   await plan(home.path, "k1", pid, ["--release"]);
   await plan(home.path, "k2", pid, ["--release"]);
-  setMode(home.path, "on");
+  await setMode(home.path, "on");
 
   const text = await check(home.path, "k1", ["--claim"]);
   assertEquals(text.code, 0, text.stderr);
@@ -195,7 +197,7 @@ Deno.test("a key vetoed only because continuations were off can be planned again
   await plan(home.path, "k", pid, ["--release"]);
   const off = await check(home.path, "k");
   assertEquals([off.code, off.v.reason], [11, "disabled"]);
-  setMode(home.path, "on");
+  await setMode(home.path, "on");
   const again = await roster([
     "continuation-plan",
     "--key",
@@ -218,7 +220,7 @@ Deno.test("a key vetoed only because continuations were off can be planned again
 Deno.test("continuation-list shows keys; continuation-clean removes expired keys and temp files", async (t) => {
   await using home = await tempDir();
   const pid = await deadSession(home.path);
-  setMode(home.path, "on");
+  await setMode(home.path, "on");
   await plan(home.path, "planned", pid);
   await plan(home.path, "claimed", pid, ["--release"]);
   await plan(home.path, "expired", pid, ["--release", "--deadline", "1s"]);
@@ -267,7 +269,7 @@ Deno.test("continuation-list shows keys; continuation-clean removes expired keys
 Deno.test("a future .last-dispatch blocks for at most one spacing", async () => {
   await using home = await tempDir();
   const pid = await deadSession(home.path);
-  setMode(home.path, "on");
+  await setMode(home.path, "on");
   await plan(home.path, "k", pid, ["--release", "--spacing", "2s"]);
   writeJson(`${ledgerOf(home.path)}/.last-dispatch`, {
     at: new Date(Date.now() + 3_600_000).toISOString(),
@@ -300,7 +302,7 @@ Deno.test("a plan that names no identity is refused at plan time", async () => {
 Deno.test("--plan-token pins the plan a hook was started for", async () => {
   await using home = await tempDir();
   const pid = await deadSession(home.path);
-  setMode(home.path, "on");
+  await setMode(home.path, "on");
   const old = await plan(home.path, "k", pid, ["--release"]);
   await plan(home.path, "k", pid, ["--release"]);
   const r = await check(home.path, "k", ["--claim", "--json", "--plan-token", String(old.token)]);
@@ -311,7 +313,7 @@ Deno.test("--plan-token pins the plan a hook was started for", async () => {
 Deno.test("a hook can decline: the key is then vetoed", async () => {
   await using home = await tempDir();
   const pid = await deadSession(home.path);
-  setMode(home.path, "on");
+  await setMode(home.path, "on");
   await plan(home.path, "k", pid, ["--release"]);
   const d = await roster([
     "continuation-decline",
@@ -331,7 +333,7 @@ Deno.test("a hook can decline: the key is then vetoed", async () => {
 
 Deno.test("a chain limit stops crash-continue-crash loops", async () => {
   await using home = await tempDir();
-  setMode(home.path, "on");
+  await setMode(home.path, "on");
   // The same session crashes, is continued, crashes again: each interruption a new key.
   for (let i = 1; i <= 3; i++) {
     const pid = await deadSession(home.path, "S1");
@@ -348,7 +350,7 @@ Deno.test("a chain limit stops crash-continue-crash loops", async () => {
 Deno.test("a reused watchdog pid does not veto for ever: the watchdog carries its token", async () => {
   await using home = await tempDir();
   const pid = await deadSession(home.path);
-  setMode(home.path, "on");
+  await setMode(home.path, "on");
   await plan(home.path, "k", pid, ["--release"]);
   // The watchdog's pid now belongs to another process (another start token).
   const other = spawnSleeper();
@@ -371,7 +373,7 @@ Deno.test({
   async fn() {
     await using home = await tempDir();
     const pid = await deadSession(home.path);
-    setMode(home.path, "on");
+    await setMode(home.path, "on");
     await plan(home.path, "k", pid, ["--release"]);
     const ledger = ledgerOf(home.path);
     const log = `${home.path}/strace.log`;
@@ -416,7 +418,7 @@ Deno.test({
       const closed = /\bclose\((\d+)\)/.exec(l);
       if (closed) dirFds.delete(closed[1]);
       if (/link(at)?\(.*k\.claim"/.test(l) && / = 0$/.test(l)) linked = true;
-      const sync = /\b(fsync|fdatasync)\((\d+)\) = 0/.exec(l);
+      const sync = /\b(fsync|fdatasync)\((\d+)\)\s+=\s+0/.exec(l);
       if (linked && sync && dirFds.has(sync[2])) syncedAfterLink = true;
     }
     assert(linked, "the claim was linked");

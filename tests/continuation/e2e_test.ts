@@ -305,7 +305,10 @@ Deno.test("continuation-check: verdicts and exit codes through the CLI", async (
   });
   await t.step("mode off (no config.json): 11 skip veto disabled", async () => {
     const r = await check(home.path, "k");
-    assertEquals([r.code, r.v], [11, { kind: "skip", reason: "disabled", class: "veto" }]);
+    const { detail, ...verdict } = r.v as Printed & { detail?: string };
+    assertEquals([r.code, verdict], [11, { kind: "skip", reason: "disabled", class: "veto" }]);
+    assertMatch(detail ?? "", /no config\.json/);
+    assertMatch(r.stderr, /continuations are off: no config\.json/);
   });
   setMode(home.path, "on");
   await t.step("hold: 11 skip veto hold", async () => {

@@ -78,7 +78,8 @@ Deno.test("reading the ledger safely", async (t) => {
   assertEquals((Deno.statSync(dir).mode ?? 0) & 0o777, 0o700);
 
   await t.step("an empty ledger: no plan, no claim, no skip, mode off, no hold", () => {
-    assertEquals(readState(dir, "k1"), {
+    const state = readState(dir, "k1");
+    assertEquals({ ...state, mode: state.mode.mode }, {
       plan: null,
       claimed: false,
       skip: null,
@@ -86,6 +87,7 @@ Deno.test("reading the ledger safely", async (t) => {
       mode: "off",
       hold: false,
     });
+    assertMatch(state.mode.detail ?? "", /no config\.json/);
   });
 
   await t.step("a written plan reads back", () => {
@@ -139,21 +141,21 @@ Deno.test("reading the ledger safely", async (t) => {
 
   await t.step("config: missing, unreadable or invalid means off", () => {
     const cfg = `${dir}/config.json`;
-    assertEquals(readMode(dir), "off");
+    assertEquals(readMode(dir).mode, "off");
     for (const mode of ["on", "off", "dry-run"]) {
       put(cfg, JSON.stringify({ mode }));
-      assertEquals(readMode(dir), mode);
+      assertEquals(readMode(dir).mode, mode);
     }
     put(cfg, JSON.stringify({ mode: "ON" }));
-    assertEquals(readMode(dir), "off");
+    assertEquals(readMode(dir).mode, "off");
     put(cfg, "not json");
-    assertEquals(readMode(dir), "off");
+    assertEquals(readMode(dir).mode, "off");
     put(cfg, JSON.stringify({ mode: "on" }), 0o666);
-    assertEquals(readMode(dir), "off");
+    assertEquals(readMode(dir).mode, "off");
     Deno.removeSync(cfg);
     put(`${tmp.path}/elsewhere.json`, JSON.stringify({ mode: "on" }));
     Deno.symlinkSync(`${tmp.path}/elsewhere.json`, cfg);
-    assertEquals(readMode(dir), "off");
+    assertEquals(readMode(dir).mode, "off");
   });
 
   await t.step("hold: any file of that name, even a dangling link", () => {

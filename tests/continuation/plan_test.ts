@@ -47,6 +47,8 @@ Deno.test("buildPlan", async (t) => {
       not_before: null,
       deadline: "2026-03-01T13:00:00.000Z",
       spacing_ms: 5_000,
+      chain: 1,
+      chain_limit: 3,
     });
   });
   await t.step("released, with not_before, marker and cause as asked", () => {

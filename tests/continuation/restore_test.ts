@@ -34,7 +34,7 @@ function readOr(path: string, otherwise = ""): string {
 }
 
 /** A machine after a crash: the docs' scripts on PATH, a private tmux, a store and a home. */
-async function machine(root: string) {
+function machine(root: string) {
   const dir = (name: string) => {
     Deno.mkdirSync(`${root}/${name}`, { recursive: true });
     return Deno.realPathSync(`${root}/${name}`);
@@ -89,7 +89,7 @@ while IFS= read -r turn; do printf '%s\\n' "$turn" >>"$LOG/turn-$2"; done
   return { bin, home, store, log, env, sh, ledger: `${store}/continuations` };
 }
 
-type Machine = Awaited<ReturnType<typeof machine>>;
+type Machine = ReturnType<typeof machine>;
 
 /** A Claude Code session with a transcript, registered and then crashed (killed). */
 async function session(m: Machine, sid: string) {
@@ -148,7 +148,7 @@ Deno.test({
   sanitizeResources: false,
   async fn(t) {
     await using root = await tempDir();
-    const m = await machine(root.path);
+    const m = machine(root.path);
     const sids = ["S1", "S2", "S3", "S4"];
     const crashed = [];
     for (const sid of sids) crashed.push(await session(m, sid));

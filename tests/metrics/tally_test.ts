@@ -12,6 +12,7 @@ import {
 import { type LedgerSummary, MetricsTally, OWN_LABELS } from "../../src/metrics/tally.ts";
 import { tallyLedger } from "../../src/metrics/collect.ts";
 import type { Row } from "../../src/registry/row.ts";
+import { NO_LIFECYCLE } from "../../src/registry/record.ts";
 import { parseExposition, valueOf } from "./servers.ts";
 
 const SCRAPE = { atMs: 1_700_000_000_000, durationMs: 12, version: "9.9.9" };
@@ -42,6 +43,7 @@ function row(over: Partial<Row>): Row {
     tmux_pane: null,
     registered_at: "2026-01-02T03:04:06Z",
     registrar: null,
+    ...NO_LIFECYCLE,
     liveness: "alive",
     reason: "running",
     path: "/p/100.json",

@@ -233,7 +233,13 @@ Deno.test("park and resume: parked is never live; resume links the chain", async
 
     await t.step("a parked session survives register's cleanup and prune", async () => {
       endedAgo(home.path, first.pid, 3 * DAY);
-      await rosterJson(home.path, ["register", "--pid", String(second.pid)]);
+      await rosterJson(home.path, [
+        "register",
+        "--pid",
+        String(second.pid),
+        "--session-id",
+        "B",
+      ]);
       await roster(["prune", "--home", home.path]);
       assert((await rows(home.path)).some((x) => x.session_id === "A"));
     });

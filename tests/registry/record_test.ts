@@ -1,5 +1,10 @@
 import { assert, assertEquals } from "../assert.ts";
-import { buildRecord, type RecordInput, validateRecord } from "../../src/registry/record.ts";
+import {
+  buildRecord,
+  NO_LIFECYCLE,
+  type RecordInput,
+  validateRecord,
+} from "../../src/registry/record.ts";
 import { hostDirName } from "../../src/registry/layout.ts";
 import { parseTime } from "../../src/time.ts";
 
@@ -21,6 +26,7 @@ export const goodRecord = (pid = 42) => ({
   tmux_pane: null,
   registered_at: "2026-11-29T10:00:01.000Z",
   registrar: { pid: 7, version: "0.1.0", path: "/x" },
+  ...NO_LIFECYCLE,
 });
 
 Deno.test("validateRecord", async (t) => {
@@ -127,6 +133,7 @@ Deno.test("buildRecord: what register writes", async (t) => {
       tmux_pane: null,
       registered_at: "2026-11-29T10:00:01.000Z",
       registrar: { pid: 7, version: "0.1.0", path: "/x" },
+      ...NO_LIFECYCLE,
     });
     assert("record" in validateRecord(JSON.parse(JSON.stringify(r)), 42));
   });

@@ -9,7 +9,7 @@ import { linuxBackend } from "../../src/process/linux.ts";
 import { LivenessJudge } from "../../src/identity/liveness.ts";
 import { writeRecord } from "../../src/registry/store.ts";
 import type { Row } from "../../src/registry/row.ts";
-import type { SessionRecord } from "../../src/registry/record.ts";
+import { NO_LIFECYCLE, type SessionRecord } from "../../src/registry/record.ts";
 
 /** `ps -eo pid=,lstart=` in UTC: pid to start time in epoch seconds. */
 function psStartTimes(): Map<number, number> {
@@ -106,6 +106,7 @@ Deno.test("200 exited pids are dead/exited", async () => {
         tmux_pane: null,
         registered_at: new Date().toISOString(),
         registrar: { pid: Deno.pid, version: "test", path: "test" },
+        ...NO_LIFECYCLE,
       };
       await writeRecord(home.path, record, judge);
     }

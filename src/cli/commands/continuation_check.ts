@@ -93,6 +93,7 @@ type Printed = {
   until?: string;
   continuation_id?: string;
   message?: string;
+  detail?: string;
   would?: Printed;
 };
 
@@ -109,6 +110,7 @@ function toPrinted(v: Verdict, claimed?: Claimed): Printed {
         kind: v.kind,
         reason: v.reason,
         class: v.class,
+        ...(v.detail !== undefined ? { detail: v.detail } : {}),
         ...(v.would ? { would: toPrinted(v.would) } : {}),
       };
     case "stop":
@@ -123,21 +125,33 @@ function toPrinted(v: Verdict, claimed?: Claimed): Printed {
 function oneLine(p: Printed, nested = false): string {
   switch (p.kind) {
     case "dispatch":
+      // The message follows on its own line: it is the text to send.
       return p.continuation_id
-        ? `dispatch: continuation ${p.continuation_id} claimed`
+        ? `dispatch: continuation ${p.continuation_id} claimed\n${p.message}`
         : nested
         ? "dispatch"
         : "dispatch (not claimed: pass --claim to claim it)";
     case "wait":
       return `wait until ${p.until} (${p.reason})`;
     case "skip":
-      return `skip (${p.class}): ${p.reason}` +
+      return `skip (${p.class}): ${p.reason}` + (p.detail ? ` (${p.detail})` : "") +
         (p.would ? `; dry run would: ${oneLine(p.would, true)}` : "");
     case "stop":
       return `stop: ${p.reason}`;
     case "vetoed":
       return `vetoed: ${p.reason}` + (p.class ? ` (${p.class})` : "");
   }
+}
+
+function planToken(args: Parsed): string | null {
+  const token = args.get("plan-token");
+  if (token === undefined) return null;
+  if (token === "" || token.length > 256) {
+    throw new UsageError(
+      "Invalid --plan-token: expected the token of a plan (1 to 256 characters)",
+    );
+  }
+  return token;
 }
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
@@ -153,6 +167,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     facts,
     judge,
     claim: args.has("claim"),
+    planToken: planToken(args),
     note: (message) => ctx.err(message),
   });
   const printed = toPrinted(verdict, claimed);

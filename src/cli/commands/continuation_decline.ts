@@ -10,7 +10,9 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const reason = args.get("reason") ?? "declined";
   if (!/^[A-Za-z0-9._:-]{1,64}$/.test(reason)) {
     throw new UsageError(
-      `Invalid --reason: expected 1 to 64 of A-Z a-z 0-9 . _ : -, got ${JSON.stringify(reason.slice(0, 80))}`,
+      `Invalid --reason: expected 1 to 64 of A-Z a-z 0-9 . _ : -, got ${
+        JSON.stringify(reason.slice(0, 80))
+      }`,
     );
   }
   const token = args.get("plan-token") ?? null;
@@ -19,7 +21,9 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   if (ctx.json) ctx.printJson(done);
   else {
     ctx.out(
-      done.outcome === "declined" ? `Declined ${key} (${reason})` : `${key} was already ${done.outcome}`,
+      done.outcome === "declined"
+        ? `Declined ${key} (${reason})`
+        : `${key} was already ${done.outcome}`,
     );
   }
   return 0;

@@ -4,7 +4,7 @@ import { formatAge } from "../../time.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
 import { ledgerDir } from "../continuation.ts";
-import { printable } from "../table.ts";
+import { printable } from "../terminal.ts";
 
 export function run(ctx: Context, args: Parsed): number {
   const keys = listKeys(ledgerDir(ctx, args));

@@ -12,6 +12,17 @@ const MAX_MARKER = 4096;
 const DEFAULT_DEADLINE = "1h";
 const DEFAULT_SPACING = "5s";
 
+function chainLimit(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const n = /^[1-9][0-9]{0,5}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n)) {
+    throw new UsageError(
+      `Invalid --chain-limit: expected a positive integer, got ${JSON.stringify(value)}`,
+    );
+  }
+  return n;
+}
+
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const key = requireKey(args);
   const sessionFlag = args.get("session");
@@ -44,6 +55,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     // The parser accepts only the choices spec.ts lists: signal or hard.
     cause: (args.get("cause") ?? null) as Plan["cause"],
     release: args.has("release"),
+    chainLimit: chainLimit(args.get("chain-limit")),
   });
   printPlan(ctx, planned, "Planned");
   return 0;

@@ -12,7 +12,9 @@ export function run(ctx: Context, args: Parsed): number {
   const key = requireKey(args);
   const dir = ledgerDir(ctx, args);
   const status = keyStatus(dir, key);
-  if (status.state === "none") throw new UsageError(`Invalid --key: no continuation ${key} in ${dir}`);
+  if (status.state === "none") {
+    throw new UsageError(`Invalid --key: no continuation ${key} in ${dir}`);
+  }
   if (ctx.json) {
     ctx.printJson(status);
     return 0;

@@ -7,6 +7,7 @@ import { recordRow } from "../../registry/row.ts";
 import { writeRecord } from "../../registry/store.ts";
 import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
+import { keeping } from "../keeping.ts";
 import { type Context, realDir } from "../context.ts";
 
 const MAX_TEXT = 1024;
@@ -84,13 +85,15 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       agent: text(args, "agent"),
       runtime: text(args, "runtime"),
       sessionId: text(args, "session-id"),
+      model: text(args, "model"),
+      nativeSessionId: text(args, "native-session-id"),
     },
     env,
     cwd,
     now: Date.now(),
     registrar: { pid: Deno.pid, version: VERSION, path: registrarPath() },
   });
-  const path = await writeRecord(ctx.home, record, judge);
+  const path = await writeRecord(ctx.home, record, judge, keeping());
   const row = recordRow(record, judge.verdict(record), path);
   if (args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson(row);

@@ -26,7 +26,9 @@ export function sessionTarget(
   }
   if (id !== undefined) {
     if (id === "" || id.length > 1024) {
-      throw new UsageError(`Invalid --${idFlag}: expected a session id, got ${JSON.stringify(id.slice(0, 80))}`);
+      throw new UsageError(
+        `Invalid --${idFlag}: expected a session id, got ${JSON.stringify(id.slice(0, 80))}`,
+      );
     }
     return { sessionId: id };
   }
