@@ -7,7 +7,7 @@ import type { Liveness, Reason } from "../identity/liveness.ts";
 import type { Probe } from "../process/types.ts";
 import { isoOrNull, parseTime } from "../time.ts";
 import { lifecycleVerdict } from "./lifecycle.ts";
-import type { SessionRecord } from "./record.ts";
+import { NO_LIFECYCLE, type SessionRecord } from "./record.ts";
 
 /** A record as listed: nullable where a malformed file could not supply a value. */
 export type Row =
@@ -42,13 +42,7 @@ const NULL_RECORD: Readonly<{ [K in keyof SessionRecord]: null }> = {
   tmux_pane: null,
   registered_at: null,
   registrar: null,
-  model: null,
-  native_session_id: null,
-  ended_at: null,
-  ended_reason: null,
-  parked_at: null,
-  successor: null,
-  continuation: null,
+  ...NO_LIFECYCLE,
 };
 
 /** The row of a valid record at `path`, as judged now. */

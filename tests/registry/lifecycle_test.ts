@@ -5,6 +5,7 @@
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { hostDir, roster, rosterJson, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
+import { FACTS } from "../continuation/fixtures.ts";
 
 type Row = Record<string, unknown> & {
   session_pid: number;
@@ -149,18 +150,7 @@ Deno.test("a planned continuation keeps its session's row until the key is finis
   // The key finishes: its continuation is claimed.
   writeJson(`${home.path}/continuations/config.json`, { mode: "on" });
   await rosterJson(home.path, ["continuation-release", "--key", "k1"]);
-  const facts = {
-    ack_resumed: true,
-    session_id: "S1",
-    pane_key: "%3",
-    last_entry_id: null,
-    idle: true,
-    pending_messages: 0,
-    editor_text: "",
-    user_active: false,
-    prompt_open: false,
-    watchdog_pid: null,
-  };
+  const facts = { ...FACTS, pane_key: "%3", last_entry_id: null };
   const c = await roster(
     ["continuation-check", "--key", "k1", "--facts", "-", "--claim", "--home", home.path],
     { stdin: JSON.stringify(facts) },
