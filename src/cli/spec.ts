@@ -368,7 +368,7 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     name: "continuation-decline",
-    summary: "Give up a continuation (a hook that will not send it): later checks are vetoed",
+    summary: "Give up a continuation (a hook that will not send it)",
     flags: [
       KEY,
       { name: "reason", value: "R", help: "Why, one word (default: declined)" },
