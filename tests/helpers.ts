@@ -58,6 +58,8 @@ export const LEAKY: readonly string[] = [
   "ROSTER_RUNTIME",
   "ROSTER_TEST_PAUSE_AT",
   "ROSTER_DEBUG",
+  // Set by an outer `deno task` (deno task ok): a nested `deno task roster` would run there.
+  "INIT_CWD",
 ];
 
 /** This process's environment without the LEAKY variables. */
