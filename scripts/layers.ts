@@ -20,6 +20,7 @@ const UNITS: [unit: string, rank: number, test: (path: string) => boolean][] = [
   ["metrics", 4, (p) => p.startsWith("src/metrics/")],
   ["registry", 3, (p) => p.startsWith("src/registry/")],
   ["continuation", 3, (p) => p.startsWith("src/continuation/")],
+  ["hooks", 3, (p) => p.startsWith("src/hooks/")],
   ["fs", 2, (p) => p.startsWith("src/fs/")],
   ["identity", 2, (p) => p.startsWith("src/identity/")],
   ["process", 1, (p) => p.startsWith("src/process/")],

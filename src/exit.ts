@@ -11,10 +11,19 @@ export const EXIT = {
   FAILURE: 1,
   /** Usage or invalid input, with a message naming the flag or value and what is accepted. */
   USAGE: 2,
-  /** check, token: a process is dead (gone, a zombie, its pid reused), or a token differs. */
+  /**
+   * check, token: a process is dead (gone, a zombie, its pid reused), or a token differs;
+   * whoami, wait --session-id: no such session (not found).
+   */
   DEAD: 3,
   /** check, token: roster cannot tell (permissions, an unsupported OS). */
   UNKNOWN: 4,
+  /** wait: the processes were still running when --timeout ran out (as timeout(1) exits). */
+  TIMEOUT: 124,
+  /** exec: the command was found but could not be run (as a shell exits). */
+  CANNOT_EXECUTE: 126,
+  /** exec: no such command (as a shell exits). exec otherwise exits with the command's status. */
+  COMMAND_NOT_FOUND: 127,
 } as const;
 
 /** continuation-check: one exit code per verdict kind (docs/continuation.md). */

@@ -3,6 +3,7 @@
  * child processes (spawned, killed, reaped, left as zombies) for liveness.
  */
 import { hostDir as storeHostDir } from "../src/registry/layout.ts";
+import { assertSchema } from "./schema.ts";
 
 export const MAIN = new URL("../main.ts", import.meta.url).pathname;
 export const ROOT = new URL("../", import.meta.url).pathname;
@@ -37,6 +38,8 @@ export interface CliOptions {
   clearEnv?: boolean;
   /** How long the command may run before it is killed (SIGKILL) and the call throws. */
   timeoutMs?: number;
+  /** Do not check `--json` output against its schema (a test of deliberately odd output). */
+  skipSchema?: boolean;
 }
 
 /** Above the largest pid_max Linux allows (2^22): no process can ever hold this pid. */
@@ -126,7 +129,12 @@ export async function roster(args: string[], opts: CliOptions = {}): Promise<Cli
     );
   }
   const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  const result = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  // Every JSON output the suite produces is checked against its schema (tests/schema.ts).
+  if (args.includes("--json") && result.stdout.trim() !== "" && !opts.skipSchema) {
+    assertSchema(args, result.stdout);
+  }
+  return result;
 }
 
 /** Runs a program to completion (no stdin, only `env` in its environment) and collects its output. */

@@ -55,9 +55,15 @@ export function parseArgs(argv: readonly string[]): Parsed {
         value = next;
         i++;
       }
-      if (spec.choices && !spec.choices.includes(value)) {
+      // A comma-separated list flag: each value must be one of the choices.
+      const choices = spec.choices;
+      const bad = choices === undefined
+        ? undefined
+        : (spec.commas ? value.split(",").map((v) => v.trim()) : [value])
+          .find((v) => !choices.includes(v));
+      if (choices !== undefined && bad !== undefined) {
         throw new UsageError(
-          `Invalid --${spec.name}: expected one of ${spec.choices.join(", ")}, got ${
+          `Invalid --${spec.name}: expected one of ${choices.join(", ")}, got ${
             JSON.stringify(value)
           }`,
         );
@@ -81,6 +87,8 @@ export function parseArgs(argv: readonly string[]): Parsed {
       continue;
     }
     out.positionals.push(arg);
+    // exec: everything after the command's name is the command's own (its flags included).
+    if (out.command?.positionals?.rest) onlyPositionals = true;
   }
   if (out.has("help") || out.has("version")) return out;
   const cmd = out.command;
@@ -148,13 +156,19 @@ export function nearest(word: string, candidates: readonly string[]): string | n
   return bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : null;
 }
 
+/** Edit distance where swapping two neighbours counts as one edit (`wiat` is one from `wait`). */
 function distance(a: string, b: string): number {
+  let before: number[] = [];
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
     for (let j = 1; j <= b.length; j++) {
       cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        cur[j] = Math.min(cur[j], before[j - 2] + 1);
+      }
     }
+    before = prev;
     prev = cur;
   }
   return prev[b.length];

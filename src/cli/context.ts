@@ -147,3 +147,15 @@ export function realDir(value: string, flag: string): string {
     throw new UsageError(`Invalid ${flag}: ${why}: ${value}`);
   }
 }
+
+/** The roster that writes a record: its executable, or under `deno run` the script it runs. */
+export function registrarPath(): string {
+  const exe = Deno.execPath();
+  // Under `deno run` the executable is deno itself: name the script instead. (String work,
+  // not new URL(): the URL extension costs start-up time to load.)
+  const main = Deno.mainModule;
+  if (/[\\/]deno(\.exe)?$/.test(exe) && main.startsWith("file://")) {
+    return decodeURIComponent(main.slice(Deno.build.os === "windows" ? 8 : 7));
+  }
+  return exe;
+}

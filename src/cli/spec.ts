@@ -15,6 +15,8 @@ export interface FlagSpec {
   repeatable?: boolean;
   /** Accepted values, for help and completions. */
   choices?: readonly string[];
+  /** With choices: the value is a comma-separated list of them. */
+  commas?: boolean;
   /** The command cannot run without it (shown unbracketed in the usage line). */
   required?: boolean;
   help: string;
@@ -38,6 +40,8 @@ export interface CommandSpec {
     max: number;
     choices?: readonly string[];
     usage?: string;
+    /** After the first positional every argument is positional, flags too (exec's command). */
+    rest?: boolean;
   };
   details?: string;
   load: () => Promise<CommandModule>;
@@ -53,6 +57,12 @@ export const GLOBAL_FLAGS: FlagSpec[] = [
     help: "Store directory (else $ROSTER_HOME, else the state directory)",
   },
   { name: "json", help: "Print machine-readable JSON on stdout; messages go to stderr" },
+  {
+    name: "color",
+    value: "WHEN",
+    choices: ["auto", "always", "never"],
+    help: "Colour: auto (a terminal; not with NO_COLOR or TERM=dumb), always or never",
+  },
   { name: "help", short: "h", help: "Show help" },
   { name: "version", short: "V", help: "Print the version" },
 ];
@@ -117,19 +127,44 @@ export const COMMANDS: CommandSpec[] = [
         name: "state",
         value: "STATE",
         repeatable: true,
+        commas: true,
         choices: ["alive", "dead", "unknown"],
-        help: "Only rows in this state (repeatable; overrides the default filter)",
+        help: "Only rows in these states (repeatable or comma-separated; overrides the default)",
       },
-      { name: "agent", value: "NAME", help: "Only rows of this agent" },
+      {
+        name: "agent",
+        value: "NAME",
+        repeatable: true,
+        help: "Only rows of these agents (repeatable or comma-separated)",
+      },
+      {
+        name: "session-id",
+        value: "ID",
+        repeatable: true,
+        help: "Only rows of these session ids (repeatable or comma-separated)",
+      },
+      { name: "host", value: "NAME", repeatable: true, help: "Only rows of these hosts" },
       { name: "cwd", value: "DIR", help: "Only rows whose working directory is DIR" },
+      { name: "under", value: "DIR", help: "Only rows whose working directory is in DIR's tree" },
       {
         name: "discover",
         help: "Also read the session files harnesses keep (Claude Code's ~/.claude/sessions); " +
           "rows then carry their source",
       },
+      { name: "quiet", short: "q", help: "Print only the pids, one a line" },
+      { name: "no-headers", help: "Leave out the header line" },
+      {
+        name: "columns",
+        value: "LIST",
+        help: "The columns to show, comma-separated: pid, liveness, agent, runtime, age, cwd, " +
+          "session_id, host, pane, source, path, detail",
+      },
+      { name: "wide", short: "w", help: "Also show session id, host, tmux pane and source" },
     ],
     details: "Newest first. Dead rows are hidden unless --all or --state asks for them. " +
-      "list only reads: it never changes the store.",
+      "Filters combine with AND; the values of one filter with OR. A table is cut to the " +
+      "terminal's width ($COLUMNS); --json keeps every value whole. AGE counts from the " +
+      "session's process start. list only reads: it never changes the store.",
     load: () => import("./commands/list.ts"),
   },
   {
@@ -143,6 +178,7 @@ export const COMMANDS: CommandSpec[] = [
           "90s, 30m, 12h, 7d",
       },
       { name: "dry-run", short: "n", help: "Report what would be removed; change nothing" },
+      QUIET,
     ],
     details: "Ended rows are always removed, except those an open continuation holds; parked " +
       "and unknown rows only with --older-than; alive rows never.",
@@ -185,8 +221,8 @@ export const COMMANDS: CommandSpec[] = [
     name: "whoami",
     summary: "The registered live session that owns the calling process",
     flags: [],
-    details: `Walks up the calling process's ancestors; exit ${EXIT.FAILURE} when none is a ` +
-      "registered, live session.",
+    details: `Walks up the calling process's ancestors; exit ${EXIT.DEAD} (not found) when ` +
+      "none is a registered, live session.",
     load: () => import("./commands/whoami.ts"),
   },
   {
@@ -376,6 +412,92 @@ export const COMMANDS: CommandSpec[] = [
       LEDGER,
     ],
     load: () => import("./commands/continuation_decline.ts"),
+  },
+  {
+    name: "exec",
+    summary: "Run a command as a registered session and exit with its status",
+    flags: [
+      { name: "agent", value: "NAME", help: 'Agent name (else $ROSTER_AGENT; "" = anonymous)' },
+      { name: "runtime", value: "NAME", help: "Runtime the agent runs on (else null)" },
+      {
+        name: "session-id",
+        value: "ID",
+        help: "Session id (else $ROSTER_SESSION_ID, $CLAUDE_CODE_SESSION_ID)",
+      },
+      QUIET,
+    ],
+    positionals: { name: "CMD", min: 1, max: 100_000, usage: "[--] CMD [ARGS...]", rest: true },
+    details: "The command's pid and start token are recorded before it can exit, however fast " +
+      "it does. SIGINT, SIGTERM and SIGHUP are passed on to it (SIGINT only when roster's " +
+      "stdin is not a terminal: there a Ctrl-C reaches the command itself). Exit code: the " +
+      `command's; 128+N when signal N killed it; ${EXIT.COMMAND_NOT_FOUND} when there is no ` +
+      `such command, ${EXIT.CANNOT_EXECUTE} when it cannot be run. The record then says how ` +
+      "the session ended (ended_at, ended_reason: exit:N or signal:NAME).",
+    load: () => import("./commands/exec.ts"),
+  },
+  {
+    name: "wait",
+    summary: "Wait until processes, or a session, have ended",
+    flags: [
+      { name: "session-id", value: "ID", help: "Wait for the live session(s) with this id" },
+      { name: "timeout", value: "DUR", help: "Give up after DUR: 500ms, 90s, 30m, 12h" },
+    ],
+    positionals: { name: "PID", min: 0, max: 1024, usage: "PID... | --session-id ID" },
+    details: "On Linux the kernel tells roster when a process ends (pidfd); elsewhere each pid " +
+      "is probed with a backoff from 10 ms to 250 ms. A pid with no process, or whose record's " +
+      `process is gone, has already ended. Exit code: ${EXIT.OK} all ended; ` +
+      `${EXIT.TIMEOUT} --timeout ran out first; ${EXIT.DEAD} no live session has that --session-id.`,
+    load: () => import("./commands/wait.ts"),
+  },
+  {
+    name: "doctor",
+    summary: "Show the home, identity, backend, store and hooks roster sees, and problems",
+    flags: [],
+    details: "One line of advice per problem found. Exit code: " +
+      `${EXIT.OK} nothing wrong, ${EXIT.FAILURE} a problem was found.`,
+    load: () => import("./commands/doctor.ts"),
+  },
+  {
+    name: "hooks",
+    summary: "Install, remove or show roster's hooks in a harness's settings",
+    flags: [
+      {
+        name: "project",
+        help: "The project's settings (in the current directory), not the user's",
+      },
+      {
+        name: "dry-run",
+        short: "n",
+        help: "Print the file as it would be written; change nothing",
+      },
+      QUIET,
+    ],
+    positionals: {
+      name: "ACTION HARNESS",
+      min: 2,
+      max: 2,
+      usage: "install|uninstall|show claude|codex|pi|gemini",
+    },
+    details: "install merges the recipe into the settings file next to every other hook, " +
+      "replacing an older roster hook, keeping a copy of the file as <file>.roster-backup and " +
+      "writing atomically; again, it changes nothing. uninstall removes roster's hooks only. " +
+      "The recipes are those of docs/hooks.md.",
+    load: () => import("./commands/hooks.ts"),
+  },
+  {
+    name: "schema",
+    summary: "Print the JSON Schema of a JSON output",
+    flags: [],
+    positionals: { name: "NAME", min: 0, max: 1 },
+    details: "Without NAME, lists the schemas. The same schemas are in the repository's schemas/.",
+    load: () => import("./commands/schema.ts"),
+  },
+  {
+    name: "help",
+    summary: "Show help for a command",
+    flags: [],
+    positionals: { name: "COMMAND", min: 0, max: 1 },
+    load: () => import("./commands/help.ts"),
   },
 ];
 

@@ -1,21 +1,31 @@
 /** Human output: the `list` table and one-line row descriptions. Colour only on a terminal. */
 import type { Row } from "../registry/row.ts";
+import { COLUMNS, cut, DEFAULT_COLUMNS, fitWidths } from "./list_view.ts";
 import { printable } from "./terminal.ts";
-import { formatAge, parseTime } from "../time.ts";
 
 const COLOURS = { alive: "\x1b[32m", dead: "\x1b[31m", unknown: "\x1b[33m" } as const;
 
-export function useColour(): boolean {
-  return Deno.stdout.isTerminal() && !noColor();
+/**
+ * `--color always|never` decides; `auto` (the default) colours only a terminal, and not when
+ * NO_COLOR is set or TERM is dumb.
+ */
+export function useColour(mode: string | undefined = "auto"): boolean {
+  if (mode === "always") return true;
+  if (mode === "never") return false;
+  return Deno.stdout.isTerminal() && !envSet("NO_COLOR") && envValue("TERM") !== "dumb";
 }
 
-/** NO_COLOR set to anything (even bytes that are not UTF-8) turns colour off. */
-function noColor(): boolean {
+/** A variable that is not valid UTF-8 counts as set (so NO_COLOR with odd bytes still wins). */
+function envValue(name: string): string | undefined {
   try {
-    return Boolean(Deno.env.get("NO_COLOR"));
+    return Deno.env.get(name);
   } catch {
-    return true;
+    return "\ufffd";
   }
+}
+
+function envSet(name: string): boolean {
+  return Boolean(envValue(name));
 }
 
 export function describeRow(row: Row): string {
@@ -23,9 +33,12 @@ export function describeRow(row: Row): string {
   return `${who} ${row.session_pid} (${row.liveness}: ${row.reason})`;
 }
 
-function age(row: Row, now: number): string {
-  const t = row.registered_at === null ? null : parseTime(row.registered_at);
-  return t === null ? "-" : formatAge(now - t);
+/** How a table is laid out: which columns, with or without the header, cut to a width. */
+export interface TableOptions {
+  columns?: readonly string[];
+  headers?: boolean;
+  /** The terminal's width; null: no limit. */
+  width?: number | null;
 }
 
 /**
@@ -33,36 +46,40 @@ function age(row: Row, now: number): string {
  * visible (terminal.ts), never sent. Print it with `ctx.out(text, true)`: only its colours
  * are escapes.
  */
-export function renderTable(rows: Row[], colour: boolean, now = Date.now()): string {
-  // `list --discover` rows say where they come from (roster's store, Claude Code's own files).
+export function renderTable(
+  rows: Row[],
+  colour: boolean,
+  now = Date.now(),
+  { columns, headers = true, width = null }: TableOptions = {},
+): string {
+  // `list --discover` rows say where they come from (roster's store, Claude Code's own files):
+  // the default columns then show it after the agent.
   const sourced = rows.some((r) => "source" in r);
-  const header = [
-    "PID",
-    "LIVENESS",
-    "AGENT",
-    ...(sourced ? ["SOURCE"] : []),
-    "RUNTIME",
-    "AGE",
-    "CWD",
-  ];
+  columns ??= sourced
+    ? ["pid", "liveness", "agent", "source", "runtime", "age", "cwd"]
+    : DEFAULT_COLUMNS;
+  const specs = columns.map((c) => COLUMNS[c]);
+  const header = specs.map((c) => c.header);
   const cells = rows.map((r) =>
-    [
-      String(r.session_pid ?? "?"),
-      `${r.liveness} (${r.reason}${
-        r.successor ? ` → ${r.successor.session_id ?? r.successor.pid}` : ""
-      })`,
-      r.malformed ? `! ${r.detail}` : r.agent || "-",
-      ...(sourced ? [String((r as Row & { source?: string }).source ?? "-")] : []),
-      r.runtime ?? "-",
-      age(r, now),
-      r.cwd ?? r.path,
-    ].map(printable)
+    specs.map((c, i) =>
+      // A malformed row's agent cell says what is wrong: it has no agent to show.
+      printable(columns[i] === "agent" && r.malformed ? `! ${r.detail}` : c.cell(r, now))
+    )
   );
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const natural = header.map((h, i) =>
+    Math.max(headers ? h.length : 0, ...cells.map((c) => [...c[i]].length))
+  );
+  const minimum = header.map((h) => Math.min(Math.max(h.length, 6), 12));
+  const widths = fitWidths(natural, minimum, width);
+  const livenessAt = columns.indexOf("liveness");
   const line = (c: string[], liveness?: Row["liveness"]) =>
     c.map((v, i) => {
-      const padded = i === c.length - 1 ? v : v.padEnd(widths[i]);
-      return colour && liveness && i === 1 ? `${COLOURS[liveness]}${padded}\x1b[0m` : padded;
+      const shown = cut(v, widths[i]);
+      const padded = i === c.length - 1 ? shown : shown + " ".repeat(widths[i] - [...shown].length);
+      return colour && liveness && i === livenessAt
+        ? `${COLOURS[liveness]}${padded}\x1b[0m`
+        : padded;
     }).join("  ").trimEnd();
-  return [line(header), ...cells.map((c, i) => line(c, rows[i].liveness))].join("\n") + "\n";
+  const body = cells.map((c, i) => line(c, rows[i].liveness));
+  return [...(headers ? [line(header)] : []), ...body].join("\n") + "\n";
 }

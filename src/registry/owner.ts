@@ -227,16 +227,14 @@ export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner 
       throw new UsageError(`Invalid ${what}: no running process has pid ${pid}`);
     }
     const info = p.kind === "exists" ? p.info : null;
-    const verified = pid === input.selfPid ||
-      isAncestor(backend, input.selfPpid, pid, info?.startedAtMs ?? null);
     const name = info?.name ?? null;
-    return {
-      pid,
-      source,
-      verified,
-      harness: matchHarness(name, backend.command(pid)),
-      inner: false,
-    };
+    const harness = matchHarness(name, backend.command(pid));
+    // Init (pid 1) is every process's ancestor, so being one proves nothing, unless it is a
+    // harness itself (an agent run as a container's first process).
+    const verified = pid === input.selfPid ||
+      ((pid > 1 || harness !== null) &&
+        isAncestor(backend, input.selfPpid, pid, info?.startedAtMs ?? null));
+    return { pid, source, verified, harness, inner: false };
   }
   const near = nearestHarness(backend, input.selfPpid, null);
   if (near) {

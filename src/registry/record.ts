@@ -12,7 +12,7 @@ import { type Owner, sessionIdOf } from "./owner.ts";
 
 const SCHEMA = 1;
 
-const PID_SOURCES = ["flag", "ROSTER_SESSION_PID", "CLAUDE_PID", "ancestor"] as const;
+const PID_SOURCES = ["flag", "ROSTER_SESSION_PID", "CLAUDE_PID", "ancestor", "exec"] as const;
 export type PidSource = typeof PID_SOURCES[number];
 
 interface Registrar {

@@ -212,6 +212,39 @@ export async function writeRecord(
 }
 
 /**
+ * Notes on a record how its session ended (for `roster exec`, which saw its child's status),
+ * under the lock, only while the file is still that process's record (same start token): a
+ * newer session that took over the pid keeps its record as it is. False when it was not.
+ */
+export async function markEnded(
+  home: string,
+  record: SessionRecord,
+  endedAt: string,
+  reason: string,
+): Promise<boolean> {
+  const dirName = hostDirName(record.host);
+  const dir = hostDirPath(home, dirName);
+  try {
+    Deno.lstatSync(dir);
+  } catch {
+    return false;
+  }
+  return await withLock(dir, () => {
+    const entry = readEntry(dir, dirName, `${record.session_pid}.json`);
+    if (entry === null || !entry.ok || entry.record.start_token !== record.start_token) {
+      return false;
+    }
+    const ended = { ...entry.record, ended_at: endedAt, ended_reason: reason };
+    writeAtomic(
+      recordPath(home, record.host, record.session_pid),
+      JSON.stringify(ended, null, 2) + "\n",
+      false,
+    );
+    return true;
+  });
+}
+
+/**
  * The caller holds the lock. When `<pid>.json` is the record of another process (another
  * start token or boot) that has ended, it is kept under a name of its own, stamped as ended,
  * so that registering a new session under a reused pid never erases what a restore needs.

@@ -89,7 +89,15 @@ const CASES: [line: string, offered: string[]][] = [
   ["roster --home /tmp un", ["unregister"]],
   ["roster completions ", ["bash", "fish", "zsh"]],
   ["roster token --v", ["--verify", "--version"]],
-  ["roster unregister --", ["--home", "--json", "--help", "--pid", "--quiet", "--version"]],
+  ["roster unregister --", [
+    "--home",
+    "--json",
+    "--color",
+    "--help",
+    "--pid",
+    "--quiet",
+    "--version",
+  ]],
   ["roster continuation-plan --cause ", ["hard", "signal"]],
   ["roster register --pid ", []],
 ];

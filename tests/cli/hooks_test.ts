@@ -365,10 +365,10 @@ Deno.test("roster whoami", async (t) => {
     assertEquals(r.code, 0, r.stderr);
     assertEquals(r.stdout.startsWith(`outer session ${Deno.pid} (alive: running), in `), true);
   });
-  await t.step("none: exit 1 with a message, nothing on stdout", async () => {
+  await t.step("none: exit 3 (not found) with a message, nothing on stdout", async () => {
     await rosterJson(home, ["unregister", "--pid", String(Deno.pid)]);
     const r = await whoami();
-    assertEquals([r.code, r.stdout], [1, ""]);
+    assertEquals([r.code, r.stdout], [3, ""]);
     assertMatch(r.stderr, /^roster: No registered live session owns this process/);
   });
 });

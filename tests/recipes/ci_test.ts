@@ -3,7 +3,7 @@
  * `shell: bash` step (`bash --noprofile --norc -eo pipefail FILE`), with a stand-in `claude`
  * that runs until the test lets it finish.
  */
-import { assertEquals } from "../assert.ts";
+import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
 import { installRoster, recipe, recipeEnv, waitingProgram } from "./harness.ts";
@@ -64,7 +64,7 @@ Deno.test("recipe: a CI step runs the agent as a registered session", async (t) 
       assertEquals(all.map((r) => [r.agent, r.session_id, r.pid_source, r.liveness]), [[
         "claude",
         "gh-4242",
-        "flag",
+        "exec",
         "alive",
       ]]);
       const agent = all[0].session_pid!;
@@ -72,14 +72,67 @@ Deno.test("recipe: a CI step runs the agent as a registered session", async (t) 
       const check = await roster(["check", String(agent), "--home", home]);
       assertEquals(check.code, 0, check.stderr);
     });
-    await t.step("when it finishes, the step succeeds and the record is gone", async () => {
-      Deno.writeTextFileSync(release, "");
-      const out = await step.output();
-      assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
-      assertEquals(await rows(), []);
-    });
+    await t.step(
+      "when it finishes, the step succeeds and the record says how it ended",
+      async () => {
+        Deno.writeTextFileSync(release, "");
+        const out = await step.output();
+        assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+        const after = await rows();
+        assertEquals(after.map((r) => [r.agent, r.liveness, r.ended_reason]), [
+          ["claude", "dead", "exit:0"],
+        ]);
+      },
+    );
   } finally {
     Deno.writeTextFileSync(release, "");
     await step.status;
   }
+});
+
+/** Runs the step's script with `claude` replaced by `agent` (a script body), or missing. */
+async function runStep(agent: string | null) {
+  await using dir = await tempDir("roster-recipe-");
+  const home = `${dir.path}/home`;
+  installRoster(dir.path);
+  if (agent !== null) {
+    Deno.writeTextFileSync(`${dir.path}/claude`, `#!/bin/sh\n${agent}\n`);
+    Deno.chmodSync(`${dir.path}/claude`, 0o755);
+  }
+  Deno.writeTextFileSync(`${dir.path}/step.sh`, runScript(recipe("ci")));
+  // PATH without any other claude: the recipe's bin first, then only the system's.
+  const env = {
+    ...recipeEnv(dir.path, home, { GITHUB_RUN_ID: "7" }),
+    PATH: `${dir.path}:/usr/bin:/bin`,
+  };
+  const out = await new Deno.Command("bash", {
+    args: ["--noprofile", "--norc", "-eo", "pipefail", `${dir.path}/step.sh`],
+    env,
+    clearEnv: true,
+    cwd: dir.path,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const all = await rosterJson<Row[]>(home, ["list", "--all"]);
+  return { code: out.code, stderr: new TextDecoder().decode(out.stderr), rows: all };
+}
+
+Deno.test("recipe: a CI step whose agent exits at once, or is missing, exits with its status", async (t) => {
+  await t.step(
+    "an agent that exits 7 at once: the step exits 7, the agent was recorded",
+    async () => {
+      const r = await runStep("exit 7");
+      assertEquals(r.code, 7, r.stderr);
+      assertEquals(r.rows.map((x) => [x.agent, x.session_id, x.ended_reason]), [
+        ["claude", "gh-7", "exit:7"],
+      ]);
+      assert(r.rows[0].start_token !== null, "recorded with its start token");
+    },
+  );
+  await t.step("no claude at all: the step exits 127, saying so", async () => {
+    const r = await runStep(null);
+    assertEquals(r.code, 127);
+    assertMatch(r.stderr, /roster: Command not found: claude/);
+  });
 });

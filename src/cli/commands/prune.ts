@@ -17,6 +17,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     ctx.printJson(dryRun ? { ...result, dry_run: true } : result);
     return 0;
   }
+  if (args.has("quiet")) return 0;
   const verb = dryRun ? "Would remove" : "Removed";
   ctx.out(
     `${verb} ${result.removed.length} record${result.removed.length === 1 ? "" : "s"} ` +

@@ -8,14 +8,14 @@ import { writeRecord } from "../../registry/store.ts";
 import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
 import { keeping } from "../keeping.ts";
-import { type Context, realDir } from "../context.ts";
+import { type Context, realDir, registrarPath } from "../context.ts";
 
 const MAX_TEXT = 1024;
 /** The longest cwd a record holds (registry/record.ts). */
 const MAX_CWD = 4096;
 
 /** An env value that is empty counts as unset for names and ids. */
-function env(name: string): string | undefined {
+export function env(name: string): string | undefined {
   const v = envVar(name);
   if (v === undefined || v === "") return undefined;
   if (v.length > MAX_TEXT) {
@@ -24,23 +24,12 @@ function env(name: string): string | undefined {
   return v;
 }
 
-function text(args: Parsed, flag: string): string | undefined {
+export function text(args: Parsed, flag: string): string | undefined {
   const v = args.get(flag);
   if (v !== undefined && v.length > MAX_TEXT) {
     throw new UsageError(`Invalid --${flag}: longer than ${MAX_TEXT} characters`);
   }
   return v;
-}
-
-function registrarPath(): string {
-  const exe = Deno.execPath();
-  // Under `deno run` the executable is deno itself: name the script instead. (String work,
-  // not new URL(): the URL extension costs start-up time to load.)
-  const main = Deno.mainModule;
-  if (/[\\/]deno(\.exe)?$/.test(exe) && main.startsWith("file://")) {
-    return decodeURIComponent(main.slice(Deno.build.os === "windows" ? 8 : 7));
-  }
-  return exe;
 }
 
 /**

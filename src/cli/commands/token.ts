@@ -39,10 +39,20 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     if (ctx.json) ctx.printJson({ pid, token: given, verdict: v });
     return tokenExitCode(v);
   }
-  if (isGone(probe)) {
-    throw new NoSuchProcessError(pid);
-  }
-  if (probe.kind !== "exists" || probe.info.startToken === null) {
+  const gone = isGone(probe);
+  if (gone || probe.kind !== "exists" || probe.info.startToken === null) {
+    // JSON readers get an answer too: a null token and why, besides the exit code.
+    if (ctx.json) {
+      ctx.printJson({
+        pid,
+        token: null,
+        start_token: null,
+        boot_id: bootId,
+        process_started_at: null,
+        state: gone ? "gone" : "unknown",
+      });
+    }
+    if (gone) throw new NoSuchProcessError(pid);
     throw new CannotTellError(`Cannot read the start token of process: ${pid}`);
   }
   const printed = formatToken(probe.info.startToken, bootId);
@@ -54,6 +64,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       start_token: probe.info.startToken,
       boot_id: bootId,
       process_started_at: started === null ? null : new Date(started).toISOString(),
+      state: "running",
     });
   } else ctx.out(printed);
   return 0;

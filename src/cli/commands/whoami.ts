@@ -5,6 +5,7 @@ import { ancestors, DECLARED_SESSION_VARS } from "../../registry/owner.ts";
 import type { Row } from "../../registry/row.ts";
 import type { LivenessJudge } from "../../identity/liveness.ts";
 import { forEachRow, readRecordRow } from "../../registry/store.ts";
+import { EXIT } from "../../exit.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
 import { describeRow } from "../table.ts";
@@ -43,7 +44,7 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
     }
     return 0;
   }
-  throw new RosterError(
+  throw new NotFoundError(
     "No registered live session owns this process: none of its ancestors registered itself",
   );
 }
@@ -71,4 +72,9 @@ function fromDeclaredId(ctx: Context, judge: LivenessJudge): { row: Row; name: s
     if (found) return { row: found, name };
   }
   return null;
+}
+
+/** Nothing to answer with: "not found" (3), apart from a runtime failure (1). */
+class NotFoundError extends RosterError {
+  override readonly exitCode = EXIT.DEAD;
 }

@@ -1,0 +1,215 @@
+/**
+ * `roster doctor`: what roster sees on this machine, and what is wrong with it: the home and
+ * what chose it, this host's identity, the process backend and its limits, the store's counts,
+ * the continuation mode and why, and each harness's hooks against the current recipe. Every
+ * problem comes with one line of advice; any problem makes the exit code 1.
+ */
+import { EXIT } from "../../exit.ts";
+import { readJson } from "../../fs/read.ts";
+import { inspectHooks, settingsPath } from "../../hooks/install.ts";
+import { HOOK_HARNESSES } from "../../hooks/recipes.ts";
+import { CONFIG_FILE, defaultLedger } from "../../continuation/ledger.ts";
+import { modeOf } from "../../continuation/schema.ts";
+import { waitMechanism } from "../../process/exit_wait.ts";
+import { denoEnv, resolveHome } from "../../registry/home.ts";
+import { hostDirName } from "../../registry/layout.ts";
+import { readRows } from "../../registry/store.ts";
+import { VERSION } from "../../version.ts";
+import type { Parsed } from "../args.ts";
+import type { Context } from "../context.ts";
+import { printable } from "../terminal.ts";
+
+interface Problem {
+  what: string;
+  advice: string;
+}
+
+function homeSource(source: string | null): string {
+  if (source !== null) return source;
+  const xdg = Deno.env.get("XDG_STATE_HOME");
+  return Deno.build.os !== "windows" && Deno.build.os !== "darwin" && xdg?.startsWith("/")
+    ? "XDG_STATE_HOME"
+    : "default";
+}
+
+function readLink(path: string): string | null {
+  try {
+    return Deno.readLinkSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** The hidepid= option of /proc, or null when /proc is not mounted with one (or not Linux). */
+function hidepid(): number | null {
+  if (Deno.build.os !== "linux") return null;
+  try {
+    for (const line of Deno.readTextFileSync("/proc/self/mounts").split("\n")) {
+      const [, where, type, options] = line.split(" ");
+      if (where !== "/proc" || type !== "proc") continue;
+      const m = /(?:^|,)hidepid=(\w+)/.exec(options ?? "");
+      if (!m) return 0;
+      const named: Record<string, number> = { off: 0, noaccess: 1, invisible: 2, ptraceable: 4 };
+      return /^\d+$/.test(m[1]) ? Number(m[1]) : named[m[1]] ?? null;
+    }
+  } catch { /* no /proc/self/mounts */ }
+  return null;
+}
+
+export async function run(ctx: Context, _args: Parsed): Promise<number> {
+  const problems: Problem[] = [];
+  const resolved = resolveHome(ctx.args.get("home"), denoEnv());
+  const source = homeSource(resolved.source);
+  let exists = false;
+  let homeProblem: string | null = null;
+  try {
+    const info = Deno.statSync(resolved.path);
+    exists = true;
+    if (!info.isDirectory) homeProblem = "not a directory";
+    else if (info.uid !== null && Deno.uid() !== null && info.uid !== Deno.uid()) {
+      homeProblem = `owned by uid ${info.uid}, not by you (uid ${Deno.uid()})`;
+    } else if (((info.mode ?? 0) & 0o022) !== 0) homeProblem = "writable by others";
+  } catch { /* not created yet: the first register creates it */ }
+  if (homeProblem !== null) {
+    problems.push({
+      what: `The home ${resolved.path} is ${homeProblem}`,
+      advice: homeProblem === "writable by others"
+        ? `chmod 700 ${resolved.path}`
+        : "Pass --home DIR (or set ROSTER_HOME) to a directory of your own",
+    });
+  }
+
+  const judge = await ctx.judge();
+  const backend = judge.backend;
+  const here = judge.here;
+  const timeNs = Deno.build.os === "linux" ? readLink("/proc/self/ns/time") : null;
+  const pid1 = backend.probe(1);
+  const canReadOthers = pid1.kind === "unsupported"
+    ? null
+    : pid1.kind === "exists" && pid1.info.startToken !== null;
+  const hide = hidepid();
+  if (backend.name === "none") {
+    problems.push({
+      what: "No process backend works here: every row is unknown (unsupported)",
+      advice: "Run roster with the permissions of its build (docs/decisions.md)",
+    });
+  } else if (canReadOthers === false || (hide !== null && hide > 0)) {
+    problems.push({
+      what: `Other users' processes cannot be read${hide ? ` (/proc hidepid=${hide})` : ""}: ` +
+        "their sessions show as unknown",
+      advice: "Expected for other users' sessions; your own are judged as usual",
+    });
+  }
+
+  const store = { alive: 0, dead: 0, unknown: 0, malformed: 0 };
+  // The reader is careful with every file (a hostile one is a malformed row), so a home with
+  // a problem is still counted.
+  if (exists && homeProblem !== "not a directory") {
+    for (const row of readRows(resolved.path, judge)) {
+      store[row.liveness]++;
+      if (row.malformed) store.malformed++;
+    }
+  }
+  if (store.malformed > 0) {
+    problems.push({
+      what:
+        `${store.malformed} malformed record(s) in the store (roster list shows each with its detail)`,
+      advice: "Remove them with: roster prune --older-than 1s",
+    });
+  }
+
+  const ledger = defaultLedger(resolved.path);
+  const config = `${ledger}/${CONFIG_FILE}`;
+  let mode: "on" | "off" | "dry-run" = "off";
+  let why: string;
+  const read = exists ? readJson(config) : null;
+  if (read === null) why = `no ${config}: continuations are off until it sets a mode`;
+  else if (!read.ok) {
+    why = `${config} cannot be used (${read.problem}): off`;
+    problems.push({
+      what: `The continuation config ${config} is ${read.problem}`,
+      advice: `Rewrite it as {"mode": "off"}, "on" or "dry-run"`,
+    });
+  } else {
+    mode = modeOf(read.value);
+    const given = (read.value as { mode?: unknown } | null)?.mode;
+    if (given !== mode) {
+      why = `${config} has no valid mode (${JSON.stringify(given) ?? "none"}): off`;
+      problems.push({
+        what: `The continuation config ${config} has an invalid mode: ${
+          JSON.stringify(given) ?? "none"
+        }`,
+        advice: `Set "mode" in it to "on", "off" or "dry-run"`,
+      });
+    } else why = `${config} says ${mode}`;
+  }
+
+  const user = Deno.env.get(Deno.build.os === "windows" ? "USERPROFILE" : "HOME");
+  const hooks = user === undefined
+    ? []
+    : HOOK_HARNESSES.map((h) => inspectHooks(h, settingsPath(h, user, false)));
+  for (const h of hooks) {
+    if (h.state === "outdated") {
+      problems.push({
+        what:
+          `The ${h.harness} hooks in ${h.path} are outdated: they differ from the current recipe`,
+        advice: `roster hooks install ${h.harness}`,
+      });
+    } else if (h.state === "invalid") {
+      problems.push({
+        what: `The ${h.harness} settings ${h.path} cannot be read: ${h.detail}`,
+        advice: "Fix the file (it must be a JSON object), then: roster hooks install " + h.harness,
+      });
+    }
+  }
+
+  const report = {
+    ok: problems.length === 0,
+    version: VERSION,
+    home: { path: resolved.path, source, exists, problem: homeProblem },
+    host: {
+      hostname: here.host,
+      store_dir: hostDirName(here.host),
+      boot_id: here.bootId,
+      machine_id: here.machineId,
+      pid_ns: here.pidNs,
+      time_ns: timeNs,
+    },
+    process: {
+      backend: backend.name,
+      wait: waitMechanism(),
+      hidepid: hide,
+      can_read_others: canReadOthers,
+      uid: Deno.uid(),
+    },
+    store,
+    continuation: { mode, why },
+    hooks,
+    problems,
+  };
+  if (ctx.json) ctx.printJson(report);
+  else {
+    const p = printable;
+    const lines = [
+      `roster ${VERSION}`,
+      `home        ${p(resolved.path)} (from ${source})${exists ? "" : ", not created yet"}`,
+      `host        ${p(here.host)} (store directory ${p(hostDirName(here.host))})`,
+      `boot        ${here.bootId ?? "-"}`,
+      `machine     ${here.machineId ?? "-"}`,
+      `namespaces  ${here.pidNs ?? "-"}, ${timeNs ?? "-"}`,
+      `processes   ${backend.name} backend, waits by ${waitMechanism()}` +
+      (hide ? `, /proc hidepid=${hide}` : "") +
+      (canReadOthers === false ? ", other users' processes unreadable" : ""),
+      `store       ${store.alive} alive, ${store.dead} dead, ${store.unknown} unknown ` +
+      `(${store.malformed} malformed)`,
+      `continue    ${mode}: ${p(why)}`,
+      ...hooks.map((h) => `hooks       ${h.harness}: ${h.state} (${p(h.path)})`),
+      "",
+      ...(problems.length === 0
+        ? ["No problems found."]
+        : problems.flatMap((x) => [`problem: ${p(x.what)}`, `advice: ${p(x.advice)}`])),
+    ];
+    ctx.out(lines.join("\n"));
+  }
+  return problems.length === 0 ? EXIT.OK : EXIT.FAILURE;
+}

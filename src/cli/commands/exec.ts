@@ -1,0 +1,102 @@
+/**
+ * `roster exec CMD [ARGS...]`: runs CMD as a registered session. The child's start token is
+ * read in the same turn as the spawn, before Deno can reap it, so even a child that exits at
+ * once is recorded as that process; roster forwards SIGINT/SIGTERM/SIGHUP to it, exits with
+ * its status (128+N when a signal killed it, 127/126 when it could not start, as a shell
+ * does), and notes on the record how the session ended.
+ */
+import { EXIT } from "../../exit.ts";
+import { RosterError, UsageError } from "../../errors.ts";
+import { buildRecord } from "../../registry/record.ts";
+import { markEnded, writeRecord } from "../../registry/store.ts";
+import { VERSION } from "../../version.ts";
+import type { Parsed } from "../args.ts";
+import { type Context, realDir, registrarPath } from "../context.ts";
+import { env, text } from "./register.ts";
+
+/** A command that could not be started: exit code as a shell gives it. */
+class ExecError extends RosterError {
+  constructor(message: string, override readonly exitCode: number) {
+    super(message);
+  }
+}
+
+const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+export async function run(ctx: Context, args: Parsed): Promise<number> {
+  const [cmd, ...cmdArgs] = args.positionals;
+  if (cmd === undefined || cmd === "") {
+    throw new UsageError(
+      "Missing CMD for exec. Usage: roster exec [--agent NAME] [--] CMD [ARGS...]",
+    );
+  }
+  const home = ctx.home;
+  const judge = await ctx.judge();
+  const flags = {
+    agent: text(args, "agent"),
+    runtime: text(args, "runtime"),
+    sessionId: text(args, "session-id"),
+  };
+  const cwd = realDir(Deno.cwd(), "the current directory");
+
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(cmd, {
+      args: cmdArgs,
+      stdin: "inherit",
+      stdout: "inherit",
+      stderr: "inherit",
+    }).spawn();
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      throw new ExecError(`Command not found: ${cmd}`, EXIT.COMMAND_NOT_FOUND);
+    }
+    const why = err instanceof Deno.errors.PermissionDenied
+      ? "permission denied"
+      : (err as Error).message;
+    throw new ExecError(`Command not executable: ${why}: ${cmd}`, EXIT.CANNOT_EXECUTE);
+  }
+  // Same turn as the spawn: Deno reaps a child only once the event loop runs, so the child is
+  // running or a zombie here, and its start token is readable either way.
+  const probe = judge.probe(child.pid, true);
+  const record = buildRecord({
+    owner: { pid: child.pid, source: "exec", verified: true, harness: null, inner: false },
+    process: probe.kind === "exists" ? probe.info : null,
+    here: judge.here,
+    flags,
+    env,
+    cwd,
+    now: Date.now(),
+    registrar: { pid: Deno.pid, version: VERSION, path: registrarPath() },
+  });
+
+  // A Ctrl-C at a terminal reaches the child directly (same foreground process group):
+  // forwarding it again would make it a double Ctrl-C, which many agents take as "quit".
+  const interactive = Deno.stdin.isTerminal();
+  const listeners = FORWARDED.map((signal) => {
+    const forward = () => {
+      if (signal === "SIGINT" && interactive) return;
+      try {
+        child.kill(signal);
+      } catch { /* it has exited */ }
+    };
+    Deno.addSignalListener(signal, forward);
+    return () => Deno.removeSignalListener(signal, forward);
+  });
+  try {
+    try {
+      await writeRecord(home, record, judge);
+    } catch (err) {
+      // The command runs whatever happens to its record: a full disk must not stop a CI job.
+      ctx.err(`roster: Could not register the session: ${(err as Error).message}`);
+    }
+    const status = await child.status;
+    const reason = status.signal ? `signal:${status.signal}` : `exit:${status.code}`;
+    try {
+      await markEnded(home, record, new Date().toISOString(), reason);
+    } catch { /* best effort: the row is dead (exited) anyway */ }
+    return status.code;
+  } finally {
+    for (const remove of listeners) remove();
+  }
+}

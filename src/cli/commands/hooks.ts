@@ -1,0 +1,68 @@
+/**
+ * `roster hooks install|uninstall|show HARNESS`: puts the recipe of src/hooks/recipes.ts into
+ * the harness's settings (user's, or with --project the current directory's), merged with
+ * everything else there, backed up and written atomically; or takes it out; or prints it.
+ */
+import { UsageError } from "../../errors.ts";
+import { applyChange, type HookAction, planChange, settingsPath } from "../../hooks/install.ts";
+import { type Harness, HOOK_HARNESSES, RECIPES, recipeText } from "../../hooks/recipes.ts";
+import type { Parsed } from "../args.ts";
+import type { Context } from "../context.ts";
+
+const ACTIONS = ["install", "uninstall", "show"] as const;
+
+function userHome(): string {
+  const home = Deno.env.get(Deno.build.os === "windows" ? "USERPROFILE" : "HOME");
+  if (!home) throw new UsageError("Cannot find the home directory: HOME is not set");
+  return home;
+}
+
+export function run(ctx: Context, args: Parsed): number {
+  const [action, harness] = args.positionals;
+  if (!(ACTIONS as readonly string[]).includes(action)) {
+    throw new UsageError(
+      `Invalid ACTION: expected one of ${ACTIONS.join(", ")}, got ${JSON.stringify(action)}`,
+    );
+  }
+  if (!(HOOK_HARNESSES as readonly string[]).includes(harness)) {
+    throw new UsageError(
+      `Invalid HARNESS: expected one of ${HOOK_HARNESSES.join(", ")}, got ${
+        JSON.stringify(harness)
+      }`,
+    );
+  }
+  const h = harness as Harness;
+  if (action === "show") {
+    ctx.out(recipeText(RECIPES[h]));
+    return 0;
+  }
+  const project = args.has("project");
+  const path = settingsPath(h, project ? Deno.cwd() : userHome(), project);
+  const change = planChange(h, action as HookAction, path);
+  const dryRun = args.has("dry-run");
+  const backup = dryRun ? null : applyChange(change);
+  if (ctx.json) {
+    ctx.printJson({
+      harness: h,
+      action,
+      path,
+      changed: change.changed,
+      dry_run: dryRun,
+      backup,
+      content: change.after,
+    });
+  } else if (dryRun) {
+    ctx.out(change.after ?? `(${path} would be removed)`);
+  } else if (!args.has("quiet")) {
+    const done = action === "install" ? "Installed" : "Removed";
+    const where = action === "install" ? "in" : "from";
+    ctx.out(
+      !change.changed
+        ? `Nothing to change: ${path} already ${
+          action === "install" ? "has" : "lacks"
+        } roster's ${h} hooks`
+        : `${done} roster's ${h} hooks ${where} ${path}` + (backup ? ` (backup: ${backup})` : ""),
+    );
+  }
+  return 0;
+}

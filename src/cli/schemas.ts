@@ -1,0 +1,305 @@
+/**
+ * JSON Schemas (draft 2020-12) of every JSON output, as data: `roster schema NAME` prints
+ * one, schemas/*.json holds the same text (a test keeps them equal), and the test suite
+ * validates every JSON output it produces against them.
+ */
+
+type Schema = Record<string, unknown>;
+
+const str = { type: "string" };
+const nstr = { type: ["string", "null"] };
+const int = { type: "integer" };
+const nint = { type: ["integer", "null"] };
+const bool = { type: "boolean" };
+const time = { type: "string", format: "date-time" };
+const ntime = { type: ["string", "null"], format: "date-time" };
+const LIVENESS = { enum: ["alive", "dead", "unknown"] };
+const REASON = {
+  enum: [
+    "running",
+    "pid-only",
+    "exited",
+    "zombie",
+    "pid-reused",
+    "rebooted",
+    "other-host",
+    "unverifiable",
+    "unsupported",
+    "malformed",
+  ],
+};
+
+function object(properties: Record<string, unknown>, optional: string[] = []): Schema {
+  return {
+    type: "object",
+    properties,
+    required: Object.keys(properties).filter((k) => !optional.includes(k)),
+    additionalProperties: false,
+  };
+}
+
+/** Makes every property of an object schema also accept null (a malformed row's fields). */
+function nullable(props: Record<string, Schema>): Record<string, Schema> {
+  const out: Record<string, Schema> = {};
+  for (const [k, v] of Object.entries(props)) {
+    const t = v.type;
+    out[k] = t === undefined
+      ? { anyOf: [v, { type: "null" }] }
+      : { ...v, type: Array.isArray(t) ? [...new Set([...t, "null"])] : [t, "null"] };
+    if ("enum" in v) out[k] = { enum: [...(v.enum as unknown[]), null] };
+    if ("const" in v) out[k] = { enum: [v.const, null] };
+  }
+  return out;
+}
+
+const REGISTRAR = object({ pid: int, version: str, path: str });
+
+const RECORD_PROPS: Record<string, Schema> = {
+  schema: { const: 1 },
+  session_pid: { type: "integer", minimum: 1 },
+  pid_source: { enum: ["flag", "ROSTER_SESSION_PID", "CLAUDE_PID", "ancestor", "exec"] },
+  pid_verified: bool,
+  start_token: nstr,
+  process_started_at: ntime,
+  boot_id: nstr,
+  machine_id: nstr,
+  pid_ns: nstr,
+  host: str,
+  agent: str,
+  runtime: nstr,
+  session_id: nstr,
+  cwd: str,
+  tmux_pane: nstr,
+  registered_at: time,
+  registrar: REGISTRAR,
+  /** How a session run by `roster exec` ended: `exit:N` or `signal:NAME`. */
+  ended_at: ntime,
+  ended_reason: nstr,
+};
+/** Fields a record may lack (written by an older roster, or not by exec). */
+const RECORD_OPTIONAL = ["ended_at", "ended_reason"];
+
+const ROW_EXTRA = {
+  liveness: LIVENESS,
+  reason: REASON,
+  path: str,
+  malformed: bool,
+  detail: nstr,
+  /** With --discover only: where the row came from. */
+  source: { enum: ["roster", "claude"] },
+};
+
+const ROW_PROPS = { ...nullable(RECORD_PROPS), ...ROW_EXTRA };
+const ROW_OPTIONAL = [...RECORD_OPTIONAL, "source"];
+const ROW = object(ROW_PROPS, ROW_OPTIONAL);
+
+const CHECK_ROW = object(
+  { ...ROW_PROPS, path: nstr, registered: bool },
+  ROW_OPTIONAL,
+);
+
+const PRINTED_VERDICT: Schema = {
+  type: "object",
+  properties: {
+    kind: { enum: ["dispatch", "wait", "skip", "stop", "vetoed"] },
+    reason: str,
+    class: str,
+    until: time,
+    continuation_id: str,
+    message: str,
+    would: { $ref: "#" },
+  },
+  required: ["kind"],
+  additionalProperties: false,
+};
+
+const PLAN = object({
+  schema: { const: 1 },
+  key: str,
+  token: str,
+  state: { enum: ["planned", "released"] },
+  session: {
+    type: "object",
+    properties: {
+      session_pid: int,
+      start_token: nstr,
+      boot_id: nstr,
+      machine_id: nstr,
+      pid_ns: nstr,
+      host: str,
+      session_id: nstr,
+      agent: nstr,
+      runtime: nstr,
+      cwd: nstr,
+      tmux_pane: nstr,
+    },
+    required: ["session_pid", "start_token", "boot_id", "host", "session_id", "agent"],
+    additionalProperties: false,
+  },
+  frozen_marker: nstr,
+  interrupted_at: ntime,
+  cause: { enum: ["signal", "hard", null] },
+  tool_calls: { type: "array", items: object({ id: str, name: str }) },
+  not_before: ntime,
+  deadline: ntime,
+  spacing_ms: { type: "integer", minimum: 0 },
+});
+
+const HOOK_STATE = { enum: ["installed", "outdated", "missing", "absent", "invalid"] };
+const HARNESS = { enum: ["claude", "codex", "pi", "gemini"] };
+
+const DOCTOR = object({
+  ok: bool,
+  version: str,
+  home: object({
+    path: str,
+    source: { enum: ["--home", "ROSTER_HOME", "XDG_STATE_HOME", "default"] },
+    exists: bool,
+    problem: nstr,
+  }),
+  host: object({
+    hostname: str,
+    store_dir: str,
+    boot_id: nstr,
+    machine_id: nstr,
+    pid_ns: nstr,
+    time_ns: nstr,
+  }),
+  process: object({
+    backend: str,
+    wait: { enum: ["pidfd", "poll"] },
+    hidepid: nint,
+    can_read_others: { type: ["boolean", "null"] },
+    uid: nint,
+  }),
+  store: object({ alive: int, dead: int, unknown: int, malformed: int }),
+  continuation: object({ mode: { enum: ["on", "off", "dry-run"] }, why: str }),
+  hooks: {
+    type: "array",
+    items: object({ harness: HARNESS, path: str, state: HOOK_STATE, detail: nstr }),
+  },
+  problems: { type: "array", items: object({ what: str, advice: str }) },
+});
+
+export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
+  record: {
+    summary: "A session record file, <home>/sessions/<host>/<pid>.json",
+    schema: object(RECORD_PROPS, RECORD_OPTIONAL),
+  },
+  row: { summary: "A row: register, whoami (--json)", schema: ROW },
+  list: { summary: "list --json: rows, newest first", schema: { type: "array", items: ROW } },
+  prune: {
+    summary: "prune --json",
+    schema: object({
+      removed: { type: "array", items: ROW },
+      dead_removed: int,
+      unknown_removed: int,
+      kept: int,
+      dry_run: { const: true },
+    }, ["dry_run"]),
+  },
+  unregister: {
+    summary: "unregister --json",
+    schema: object({
+      pid: nint,
+      outcome: { enum: ["removed", "kept", "no-record"] },
+      row: { anyOf: [ROW, { type: "null" }] },
+    }),
+  },
+  check: { summary: "check --json", schema: { type: "array", items: CHECK_ROW } },
+  token: {
+    summary: "token --json (token null when no process holds the pid)",
+    schema: object({
+      pid: int,
+      token: nstr,
+      start_token: nstr,
+      boot_id: nstr,
+      process_started_at: ntime,
+      state: { enum: ["running", "gone", "unknown"] },
+    }),
+  },
+  "token-verify": {
+    summary: "token --verify --json",
+    schema: object({
+      pid: int,
+      token: str,
+      verdict: { enum: ["same", "different", "gone", "unknown"] },
+    }),
+  },
+  whoami: {
+    summary: "whoami --json (inside a sandbox: unverified, matched by a session id variable)",
+    schema: object({ ...ROW_PROPS, verified: { const: false }, matched_by: str }, [
+      ...ROW_OPTIONAL,
+      "verified",
+      "matched_by",
+    ]),
+  },
+  metrics: {
+    summary: "metrics --json: the metric families",
+    schema: {
+      type: "array",
+      items: object({
+        name: str,
+        type: { enum: ["gauge", "counter"] },
+        help: str,
+        samples: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: {
+              labels: { type: "object" },
+              value: { type: "number" },
+            },
+            required: ["labels", "value"],
+          },
+        },
+      }),
+    },
+  },
+  completions: { summary: "completions --json", schema: object({ shell: str, script: str }) },
+  version: {
+    summary: "--version --json",
+    schema: object({ name: { const: "roster" }, version: str }),
+  },
+  verdict: { summary: "continuation-check --json", schema: PRINTED_VERDICT },
+  plan: { summary: "continuation-plan, continuation-release --json", schema: PLAN },
+  doctor: { summary: "doctor --json", schema: DOCTOR },
+  hooks: {
+    summary: "hooks install|uninstall --json",
+    schema: object({
+      harness: HARNESS,
+      action: { enum: ["install", "uninstall"] },
+      path: str,
+      changed: bool,
+      dry_run: bool,
+      backup: nstr,
+      content: nstr,
+    }),
+  },
+  wait: {
+    summary: "wait --json",
+    schema: object({
+      outcome: { enum: ["exited", "timeout"] },
+      waited_ms: int,
+      mechanism: { enum: ["pidfd", "poll"] },
+      pids: { type: "array", items: object({ pid: int, exited: bool }) },
+    }),
+  },
+  schema: {
+    summary: "schema --json: the list of schemas",
+    schema: { type: "array", items: object({ name: str, summary: str }) },
+  },
+};
+
+/** One schema, with its draft and id, as `roster schema NAME` prints it. */
+export function schemaDocument(name: string): Schema | null {
+  const s = SCHEMAS[name];
+  if (s === undefined) return null;
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    $id: `https://github.com/roster-dev/roster/schemas/${name}.json`,
+    title: `roster ${name}`,
+    description: s.summary,
+    ...s.schema,
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * The hook recipes, as data: what `roster hooks install` writes into each harness's settings,
+ * what `roster doctor` compares installed hooks against, and what docs/hooks.md shows (a test
+ * holds the two equal). Change a recipe here and in docs/hooks.md together.
+ */
+
+/** The harnesses `roster hooks` knows. */
+export const HOOK_HARNESSES = ["claude", "codex", "pi", "gemini"] as const;
+export type Harness = typeof HOOK_HARNESSES[number];
+
+/** One hook command as a harness's settings file holds it. */
+export interface HookCommand {
+  type: "command";
+  command: string;
+  /** In the harness's unit: seconds for Claude Code and Codex, milliseconds for Gemini CLI. */
+  timeout?: number;
+}
+
+/** One entry of an event's list: an optional matcher and its commands. */
+export interface HookGroup {
+  matcher?: string;
+  hooks: HookCommand[];
+}
+
+/** A recipe merged into a JSON settings file's `hooks` object, one group per event. */
+export interface SettingsRecipe {
+  kind: "settings";
+  harness: Harness;
+  /** Relative to the home directory (user) or the project directory (`--project`). */
+  userPath: string;
+  projectPath: string;
+  events: Record<string, HookGroup>;
+}
+
+/** A recipe that is a whole file of its own (pi's extension). */
+export interface FileRecipe {
+  kind: "file";
+  harness: Harness;
+  userPath: string;
+  projectPath: string;
+  content: string;
+}
+
+export type Recipe = SettingsRecipe | FileRecipe;
+
+const PI_EXTENSION =
+  `import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+
+// Registers this pi process with roster while a session is open, with the session it is on.
+export default function (pi: ExtensionAPI) {
+  const pid = String(process.pid);
+  pi.on("session_start", async (_event, ctx: ExtensionContext) => {
+    const id = ctx.sessionManager.getSessionId();
+    await pi.exec("roster", ["register", "--pid", pid, "--agent", "pi", "--session-id", id]);
+  });
+  pi.on("session_shutdown", async () => {
+    await pi.exec("roster", ["unregister", "--pid", pid, "--quiet"]);
+  });
+}
+`;
+
+export const RECIPES: Record<Harness, Recipe> = {
+  claude: {
+    kind: "settings",
+    harness: "claude",
+    userPath: ".claude/settings.json",
+    projectPath: ".claude/settings.json",
+    events: {
+      SessionStart: {
+        hooks: [{ type: "command", command: "roster register --quiet", timeout: 10 }],
+      },
+      SessionEnd: {
+        hooks: [{ type: "command", command: "roster unregister --quiet", timeout: 10 }],
+      },
+    },
+  },
+  codex: {
+    kind: "settings",
+    harness: "codex",
+    userPath: ".codex/hooks.json",
+    projectPath: ".codex/hooks.json",
+    events: {
+      SessionStart: {
+        matcher: "startup|resume",
+        hooks: [{
+          type: "command",
+          command: "roster register --quiet --session-id \"$(jq -r '.session_id // empty')\"",
+          timeout: 10,
+        }],
+      },
+      SessionEnd: {
+        hooks: [{ type: "command", command: "roster unregister --quiet", timeout: 10 }],
+      },
+    },
+  },
+  gemini: {
+    kind: "settings",
+    harness: "gemini",
+    userPath: ".gemini/settings.json",
+    projectPath: ".gemini/settings.json",
+    events: {
+      SessionStart: {
+        hooks: [{ type: "command", command: "roster register --quiet", timeout: 10000 }],
+      },
+      SessionEnd: {
+        hooks: [{ type: "command", command: "roster unregister --quiet", timeout: 10000 }],
+      },
+    },
+  },
+  pi: {
+    kind: "file",
+    harness: "pi",
+    userPath: ".pi/agent/extensions/roster.ts",
+    projectPath: ".pi/extensions/roster.ts",
+    content: PI_EXTENSION,
+  },
+};
+
+/** The snippet docs/hooks.md shows and `roster hooks show` prints. */
+export function recipeText(recipe: Recipe): string {
+  if (recipe.kind === "file") return recipe.content;
+  const hooks: Record<string, HookGroup[]> = {};
+  for (const [event, group] of Object.entries(recipe.events)) hooks[event] = [group];
+  return JSON.stringify({ hooks }, null, 2) + "\n";
+}
+
+/** A hook command that roster's recipes wrote (any version of them): it runs roster itself. */
+export function isRosterCommand(command: unknown): boolean {
+  return typeof command === "string" && /^\s*roster\s+(register|unregister)\b/.test(command);
+}

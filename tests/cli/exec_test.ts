@@ -1,0 +1,152 @@
+/**
+ * `roster exec` end to end, run as a CI step runs it: the child's pid and start token are
+ * recorded however fast it exits, its exit status (or 128+signal) becomes roster's, a missing
+ * command is 127 as in a shell, signals reach the child, and the record says how it ended.
+ */
+import { assert, assertEquals, assertMatch } from "../assert.ts";
+import { cleanEnv, cliArgs, hostDir, roster, rosterJson, tempDir } from "../helpers.ts";
+import type { Row } from "../../src/registry/row.ts";
+
+async function records(home: string): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  try {
+    for (const e of Deno.readDirSync(hostDir(home))) {
+      if (e.name.endsWith(".json")) {
+        out.push(JSON.parse(await Deno.readTextFile(`${hostDir(home)}/${e.name}`)));
+      }
+    }
+  } catch { /* no store yet */ }
+  return out;
+}
+
+Deno.test("roster exec", async (t) => {
+  await using dir = await tempDir();
+  const home = `${dir.path}/home`;
+
+  await t.step(
+    "exits with the command's status; the fast child was recorded with its token",
+    async () => {
+      const r = await roster([
+        "exec",
+        "--home",
+        home,
+        "--agent",
+        "ci",
+        "--session-id",
+        "gh-1",
+        "--",
+        "sh",
+        "-c",
+        "echo out; echo err >&2; exit 7",
+      ]);
+      assertEquals(r.code, 7);
+      assertEquals(r.stdout, "out\n");
+      assertEquals(r.stderr, "err\n");
+      const [rec] = await records(home);
+      assert(rec, "a record was written");
+      assertEquals(rec.agent, "ci");
+      assertEquals(rec.session_id, "gh-1");
+      assertEquals(rec.pid_source, "exec");
+      assert(typeof rec.start_token === "string" && rec.start_token !== "", "start token recorded");
+      assertEquals(rec.ended_reason, "exit:7");
+      assertMatch(String(rec.ended_at), /^\d{4}-\d\d-\d\dT/);
+    },
+  );
+
+  await t.step("flags after the command belong to the command (no -- needed)", async () => {
+    const r = await roster(["exec", "--home", home, "sh", "-c", "exit 0", "--json"]);
+    assertEquals(r.code, 0, r.stderr);
+  });
+
+  await t.step("a missing command exits 127, like a shell, and says so", async () => {
+    const r = await roster(["exec", "--home", home, "--", "no-such-command-roster-test"]);
+    assertEquals(r.code, 127);
+    assertEquals(r.stdout, "");
+    assertMatch(r.stderr, /^roster: Command not found: no-such-command-roster-test\n$/);
+  });
+
+  await t.step("a command that is not executable exits 126", async () => {
+    const file = `${dir.path}/not-exec`;
+    await Deno.writeTextFile(file, "echo hi\n");
+    await Deno.chmod(file, 0o644);
+    const r = await roster(["exec", "--home", home, "--", file]);
+    assertEquals(r.code, 126);
+    assertMatch(r.stderr, /^roster: Command not executable: /);
+  });
+
+  await t.step("no command is a usage error", async () => {
+    const r = await roster(["exec", "--home", home]);
+    assertEquals(r.code, 2);
+    assertMatch(r.stderr, /Missing CMD for exec/);
+  });
+
+  await t.step("a child killed by a signal: exit 128+N, recorded", async () => {
+    const r = await roster(["exec", "--home", home, "--", "sh", "-c", "kill -TERM $$"]);
+    assertEquals(r.code, 128 + 15);
+    const ended = (await records(home)).find((x) => x.ended_reason === "signal:SIGTERM");
+    assert(ended, "the record says SIGTERM ended it");
+  });
+
+  for (const [signal, number] of [["SIGTERM", 15], ["SIGINT", 2], ["SIGHUP", 1]] as const) {
+    await t.step(`${signal} to roster reaches the child`, async () => {
+      const mark = `${dir.path}/${signal}.got`;
+      const ready = `${dir.path}/${signal}.ready`;
+      const short = signal.slice(3);
+      // The child traps the signal, notes it, and exits 40 + its number.
+      const script = `trap 'echo ${short} > ${mark}; exit $((40 + ${number}))' ${short}; ` +
+        `touch ${ready}; while :; do sleep 0.05; done`;
+      const child = new Deno.Command(Deno.execPath(), {
+        args: cliArgs(["exec", "--home", home, "--", "bash", "-c", script]),
+        env: { ...cleanEnv(), NO_COLOR: "1" },
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      for (let i = 0; i < 400 && !(await exists(ready)); i++) await sleep(25);
+      assert(await exists(ready), "the child started");
+      child.kill(signal);
+      const out = await child.output();
+      assertEquals(await Deno.readTextFile(mark), `${short}\n`);
+      assertEquals(out.code, 40 + number, new TextDecoder().decode(out.stderr));
+    });
+  }
+
+  await t.step("while it runs, list shows it and whoami inside answers it", async () => {
+    const who = `${dir.path}/whoami.json`;
+    const r = await roster([
+      "exec",
+      "--home",
+      home,
+      "--agent",
+      "ci",
+      "--",
+      "sh",
+      "-c",
+      `"$@" whoami --home "${home}" --json > "${who}" && "$@" list --home "${home}" --json`,
+      "sh",
+      Deno.execPath(),
+      ...cliArgs([]),
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+    const rows = JSON.parse(r.stdout) as Row[];
+    assert(rows.some((x) => x.agent === "ci" && x.liveness === "alive"), r.stdout);
+    const me = JSON.parse(await Deno.readTextFile(who)) as Row;
+    assertEquals([me.agent, me.pid_source, me.pid_verified], ["ci", "exec", true]);
+  });
+
+  await t.step("after it ends, its row is dead and list --all shows how it ended", async () => {
+    const rows = await rosterJson<Row[]>(home, ["list", "--all"]);
+    assert(rows.length > 0 && rows.every((r) => r.liveness === "dead"));
+  });
+});
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+async function exists(p: string) {
+  try {
+    await Deno.lstat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
