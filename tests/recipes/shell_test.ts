@@ -55,9 +55,9 @@ for (const shell of ["bash", "zsh"]) {
         assertEquals(await rows(), []);
       });
 
-      await t.step("whoami outside any session exits 1", async () => {
+      await t.step("whoami outside any session exits 3 (not found)", async () => {
         const r = await run(shell, ["-c", "roster whoami; echo rc=$?"], env, dir.path);
-        assertMatch(r.stdout, /^rc=1$/m);
+        assertMatch(r.stdout, /^rc=3$/m);
         assertMatch(r.stderr, /^roster: No registered live session owns this process/m);
       });
     },
