@@ -87,10 +87,12 @@ const ROW_EXTRA = {
   detail: nstr,
   /** With --discover only: where the row came from. */
   source: { enum: ["roster", "claude"] },
+  /** With --discover, a harness's row: what its own file says it is doing ("idle", "busy"). */
+  status: nstr,
 };
 
 const ROW_PROPS = { ...nullable(RECORD_PROPS), ...ROW_EXTRA };
-const ROW_OPTIONAL = [...RECORD_OPTIONAL, "source"];
+const ROW_OPTIONAL = [...RECORD_OPTIONAL, "source", "status"];
 const ROW = object(ROW_PROPS, ROW_OPTIONAL);
 
 const CHECK_ROW = object(
