@@ -223,12 +223,10 @@ export async function markEnded(
   reason: string,
 ): Promise<boolean> {
   const dirName = hostDirName(record.host);
-  const dir = hostDirPath(home, dirName);
-  try {
-    Deno.lstatSync(dir);
-  } catch {
-    return false;
-  }
+  // The same checked walk as every other write: no link or foreign directory on the way.
+  const root = openStore(home, false);
+  const dir = root === null ? null : hostDirIn(root, record.host, false);
+  if (dir === null) return false;
   return await withLock(dir, () => {
     const entry = readEntry(dir, dirName, `${record.session_pid}.json`);
     if (entry === null || !entry.ok || entry.record.start_token !== record.start_token) {
@@ -236,7 +234,7 @@ export async function markEnded(
     }
     const ended = { ...entry.record, ended_at: endedAt, ended_reason: reason };
     writeAtomic(
-      recordPath(home, record.host, record.session_pid),
+      join(dir, `${record.session_pid}.json`),
       JSON.stringify(ended, null, 2) + "\n",
       false,
     );
