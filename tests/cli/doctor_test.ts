@@ -77,7 +77,7 @@ Deno.test("roster doctor", async (t) => {
     const plain = await roster(["doctor", "--home", home], { env });
     assertEquals(plain.code, 1);
     assert(
-      plain.stdout.split("\n").filter((l) => l.startsWith("advice: ")).length >= 4,
+      plain.stdout.split("\n").filter((l) => l.startsWith("advice: ")).length >= 3,
       plain.stdout,
     );
   });
