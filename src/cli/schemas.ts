@@ -29,12 +29,16 @@ const REASON = {
   ],
 };
 
-function object(properties: Record<string, unknown>, optional: string[] = []): Schema {
+function object(
+  properties: Record<string, unknown>,
+  optional: string[] = [],
+  closed = true,
+): Schema {
   return {
     type: "object",
     properties,
     required: Object.keys(properties).filter((k) => !optional.includes(k)),
-    additionalProperties: false,
+    ...(closed ? { additionalProperties: false } : {}),
   };
 }
 
@@ -93,11 +97,13 @@ const ROW_EXTRA = {
 
 const ROW_PROPS = { ...nullable(RECORD_PROPS), ...ROW_EXTRA };
 const ROW_OPTIONAL = [...RECORD_OPTIONAL, "source", "status"];
-const ROW = object(ROW_PROPS, ROW_OPTIONAL);
+// Open: the session lifecycle (issue 11) adds fields (model, parked_at, successor, ...).
+const ROW = object(ROW_PROPS, ROW_OPTIONAL, false);
 
 const CHECK_ROW = object(
   { ...ROW_PROPS, path: nstr, registered: bool },
   ROW_OPTIONAL,
+  false,
 );
 
 const PRINTED_VERDICT: Schema = {
@@ -186,7 +192,7 @@ const DOCTOR = object({
 export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
   record: {
     summary: "A session record file, <home>/sessions/<host>/<pid>.json",
-    schema: object(RECORD_PROPS, RECORD_OPTIONAL),
+    schema: object(RECORD_PROPS, RECORD_OPTIONAL, false),
   },
   row: { summary: "A row: register, whoami (--json)", schema: ROW },
   list: { summary: "list --json: rows, newest first", schema: { type: "array", items: ROW } },
@@ -234,7 +240,7 @@ export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
       ...ROW_OPTIONAL,
       "verified",
       "matched_by",
-    ]),
+    ], false),
   },
   metrics: {
     summary: "metrics --json: the metric families",
