@@ -203,8 +203,10 @@ export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
       dead_removed: int,
       unknown_removed: int,
       kept: int,
+      held: int,
+      parked: int,
       dry_run: { const: true },
-    }, ["dry_run"]),
+    }, ["dry_run", "held", "parked"]),
   },
   unregister: {
     summary: "unregister --json",
