@@ -22,6 +22,8 @@ const REASON = {
     "zombie",
     "pid-reused",
     "rebooted",
+    "parked",
+    "resumed",
     "other-host",
     "unverifiable",
     "unsupported",
@@ -115,6 +117,8 @@ const PRINTED_VERDICT: Schema = {
     until: time,
     continuation_id: str,
     message: str,
+    // Why continuations are off (which file, what is wrong with it), on a `disabled` veto.
+    detail: str,
     would: { $ref: "#" },
   },
   required: ["kind"],
@@ -151,7 +155,10 @@ const PLAN = object({
   not_before: ntime,
   deadline: ntime,
   spacing_ms: { type: "integer", minimum: 0 },
-});
+  // Optional: plans written before the chain limit lack them.
+  chain: { type: "integer", minimum: 1 },
+  chain_limit: { type: "integer", minimum: 1 },
+}, ["chain", "chain_limit"]);
 
 const HOOK_STATE = { enum: ["installed", "outdated", "missing", "absent", "invalid"] };
 const HARNESS = { enum: ["claude", "codex", "pi", "gemini"] };

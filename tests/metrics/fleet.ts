@@ -100,10 +100,12 @@ export async function buildFleet(home: string, cwd: string): Promise<Fleet> {
     await plan("k-dispatched", ["--release"]);
     // The facts of the dead session's plan: no pane, an empty transcript.
     const facts = { ...FACTS, session_id: "x2", pane_key: null, last_entry_id: null };
-    await check("k-vetoed", facts, 11); // mode off: veto `disabled`, written
     await new Promise((r) => setTimeout(r, 1_100));
     await check("k-timeout", facts, 11); // past its deadline: skip process-end `timeout`
     writeJson(`${ledger}/config.json`, { mode: "on" });
+    // Another session's facts: veto `identity`, written (a check with continuations off writes
+    // nothing since the lifecycle work, so it cannot make this veto).
+    await check("k-vetoed", { ...facts, session_id: "someone-else" }, 11);
     await check("k-dispatched", facts, 0);
     Deno.writeTextFileSync(`${ledger}/k-damaged.plan.json`, "{ damaged");
     Deno.chmodSync(`${ledger}/k-damaged.plan.json`, 0o600);
@@ -146,7 +148,8 @@ export const EXPECTED_LEDGER: [string, Record<string, string>, number][] = [
   ["roster_continuation_keys", { state: "lost" }, 0],
   ["roster_continuation_dispatches_total", { outcome: "dispatched" }, 1],
   ["roster_continuation_dispatches_total", { outcome: "lost" }, 0],
-  ["roster_continuation_vetoes_total", { reason: "disabled" }, 1],
+  ["roster_continuation_vetoes_total", { reason: "identity" }, 1],
+  ["roster_continuation_vetoes_total", { reason: "disabled" }, 0],
   ["roster_continuation_vetoes_total", { reason: "hold" }, 0],
   ["roster_continuation_skips_total", { reason: "timeout" }, 1],
   ["roster_continuation_skips_total", { reason: "ack" }, 0],
