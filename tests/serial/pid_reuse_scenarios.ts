@@ -48,14 +48,20 @@ async function claudeRestart(): Promise<void> {
     assertEquals(r.code, 0, r.stderr);
     let all = await rows();
     assertEquals(all.map((x) => [x.start_token, x.reason]), [[old.start_token, "pid-reused"]]);
-    // ...while its own start hook takes the pid over, and its end hook removes that.
+    // ...while its own start hook takes the pid over and its end hook removes that; the crashed
+    // session's ended row is kept beside it (the session lifecycle: what a restore needs).
     assertEquals((await second.hook(START)).code, 0);
     all = await rows();
-    assertEquals(all.length, 1);
-    assert(all[0].start_token !== old.start_token);
-    assertEquals(all[0].reason, "running");
+    const running = all.filter((x) => x.reason === "running");
+    assertEquals(running.length, 1);
+    assert(running[0].start_token !== old.start_token);
+    assertEquals(
+      all.filter((x) => x !== running[0]).map((x) => [x.start_token, x.reason]),
+      [[old.start_token, "pid-reused"]],
+    );
     assertEquals((await second.hook(END)).code, 0);
-    assertEquals(await rows(), []);
+    all = await rows();
+    assertEquals(all.map((x) => [x.start_token, x.reason]), [[old.start_token, "pid-reused"]]);
     return;
   }
   throw new Error("Could not force PID reuse in 5 attempts");
