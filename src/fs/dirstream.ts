@@ -1,7 +1,7 @@
 /**
  * A directory read one entry at a time, and its small files read with care: never through a
  * link, never blocking on a FIFO, the type and owner checked on the open handle. On Linux
- * this is libc (src/fs/libc.ts): memory bounded by one entry, four calls per file, an errno
+ * this is libc (src/process/libc.ts): memory bounded by one entry, four calls per file, an errno
  * rather than an exception for a file that vanished. Elsewhere Deno's calls do the same work
  * with a listing held in memory and a look (lstat) before the open (src/fs/read.ts).
  */

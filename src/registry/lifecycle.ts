@@ -1,7 +1,7 @@
 /**
  * The session lifecycle, pure: how long an ended session's row is kept (the retention window,
  * a continuation holding it, parking), what register's cleanup and prune do with a row, and
- * the predecessor links `list` shows. The I/O that acts on these decisions is registry.ts.
+ * the predecessor links `list` shows. The I/O that acts on these decisions is store.ts.
  */
 import type { Verdict } from "../identity/liveness.ts";
 import { parseDuration, parseTime } from "../time.ts";

@@ -210,15 +210,7 @@ export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner 
   const named = namedPid(input);
   if (named !== null && named.source !== "flag" && named.pid !== input.selfPid) {
     const near = nearestHarness(backend, input.selfPpid, named.pid);
-    if (near) {
-      return {
-        pid: near.info.pid,
-        source: "ancestor",
-        verified: true,
-        harness: near.harness,
-        inner: true,
-      };
-    }
+    if (near) return ancestorOwner(near, true);
   }
   if (named !== null) {
     const { pid, source, what } = named;
@@ -237,16 +229,16 @@ export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner 
     return { pid, source, verified, harness, inner: false };
   }
   const near = nearestHarness(backend, input.selfPpid, null);
-  if (near) {
-    return {
-      pid: near.info.pid,
-      source: "ancestor",
-      verified: true,
-      harness: near.harness,
-      inner: false,
-    };
-  }
+  if (near) return ancestorOwner(near, false);
   throw new NoOwnerError();
+}
+
+/** The nearest harness ancestor as the owner; `inner` when it sits below an inherited pid. */
+function ancestorOwner(
+  near: NonNullable<ReturnType<typeof nearestHarness>>,
+  inner: boolean,
+): Owner {
+  return { pid: near.info.pid, source: "ancestor", verified: true, harness: near.harness, inner };
 }
 
 /**

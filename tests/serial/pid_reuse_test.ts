@@ -1,6 +1,6 @@
 /**
- * Real PID reuse: each scenario (pid_reuse_scenarios.ts) runs inside a private pid namespace,
- * where it rewinds that namespace's pid counter (ns_last_pid) so a new process gets a pid that
+ * Real PID reuse: each scenario (pid_reuse_scenarios.ts) runs inside a private pid namespace
+ * (`unshare --pid --fork --mount-proc`, through tests/pidns.ts), where it rewinds that namespace's pid counter (ns_last_pid) so a new process gets a pid that
  * was just freed. The host's counter is never written: other processes on the machine are not
  * handed recycled pids.
  */
