@@ -41,12 +41,8 @@ Deno.test({
     try {
       await t.step({
         name: "a pid reused by another process reads as dead (pid-reused)",
-        // Forcing reuse takes a few hundred creations under Wine, far more on a real Windows.
-        // First in the file: every deno.exe run frees dozens of thread ids, and Wine hands
-        // out freed ids in the order they were freed, so later the pid comes back far later.
-        // Off for now: under Wine the pid came back within 600 creations in 2 runs of 3 (Wine's
-        // order of freed ids); stale_parent_test.ts forces reuse reliably. Issue 13 follow-up.
-        ignore: true || !UNDER_WINE,
+        // Forced through Wine's id ring (takePid); a real Windows reuses pids in its own order.
+        ignore: !UNDER_WINE,
         fn: async () => {
           // Started through cmd's start so that no handle of ours keeps its pid from reuse,
           // and left to exit by itself (a terminated one's pid did not come back under Wine).

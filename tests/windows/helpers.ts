@@ -122,15 +122,92 @@ export async function startOrphan(
 }
 
 /**
- * Creates ping.exe processes (or copies of it at `exe`) until one gets `pid`: Windows hands
- * freed pids to new processes. The pid must be free: no process, and no handle (Deno keeps
- * its children's handles, so use startOrphan for a process whose pid is to be reused).
+ * Wine's server hands out process and thread ids from one list: fresh ids until its table is
+ * full, then freed ids in the order they were freed (a ring, as long as 256 or more are free).
+ * So a freed pid comes back after every id freed before it, which may be thousands: creating
+ * processes until one gets it took more than 600 creations in one run of three. Threads are
+ * cheap, and each tells its id: one thread at a time, each ended before the next, turns the ring
+ * by one id. Turn it until a thread gets `pid` (that thread then frees it to the back, right
+ * after the id `before` it), turn on until a thread gets `before`, and the next id handed out is
+ * `pid`: create the process then.
  */
-export async function takePid(pid: number, exe = "ping.exe", tries = 600): Promise<WinSleeper> {
-  for (let i = 0; i < tries; i++) {
-    const s = spawnPing(120, exe);
-    if (s.pid === pid) return s;
-    await s.kill();
+class IdRing {
+  #lib = Deno.dlopen("kernel32.dll", {
+    GetModuleHandleW: { parameters: ["buffer"], result: "pointer" },
+    GetProcAddress: { parameters: ["pointer", "buffer"], result: "pointer" },
+    CreateThread: {
+      parameters: ["pointer", "usize", "pointer", "pointer", "u32", "buffer"],
+      result: "pointer",
+    },
+    WaitForSingleObject: { parameters: ["pointer", "u32"], result: "u32" },
+    CloseHandle: { parameters: ["pointer"], result: "i32" },
+  });
+  // The thread's start routine: kernel32's ExitThread, so the thread ends as it starts.
+  #exit: Deno.PointerValue;
+  #tid = new Uint32Array(1);
+
+  constructor() {
+    const k = this.#lib.symbols;
+    const module = k.GetModuleHandleW(wide("kernel32.dll"));
+    this.#exit = k.GetProcAddress(module, new TextEncoder().encode("ExitThread\0"));
+    if (this.#exit === null) throw new Error("kernel32 has no ExitThread");
   }
-  throw new Error(`pid ${pid} did not come back within ${tries} process creations`);
+
+  /** Creates a thread that exits at once, waits for it, frees its id; returns that id. */
+  turn(): number {
+    const k = this.#lib.symbols;
+    const h = k.CreateThread(null, 0n, this.#exit, null, 0, new Uint8Array(this.#tid.buffer));
+    if (h === null) throw new Error("CreateThread failed");
+    k.WaitForSingleObject(h, 10_000);
+    k.CloseHandle(h);
+    return this.#tid[0];
+  }
+
+  /** Turns the ring until a thread gets `id`; returns the id handed out just before it. */
+  turnTo(id: number, limit: number): number | null {
+    let before = 0;
+    for (let i = 0; i < limit; i++) {
+      const got = this.turn();
+      if (got === id) return before;
+      before = got;
+    }
+    return null;
+  }
+
+  close() {
+    this.#lib.close();
+  }
+}
+
+function wide(s: string): Uint8Array {
+  const out = new Uint16Array(s.length + 1);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return new Uint8Array(out.buffer);
+}
+
+/**
+ * Starts ping.exe (or a copy of it at `exe`) as a process that gets `pid`, which must be free:
+ * no process, and no handle (Deno keeps its children's handles, so use startOrphan for a
+ * process whose pid is to be reused). Wine only (see IdRing); a real Windows reuses pids in an
+ * order no test can steer.
+ */
+export async function takePid(pid: number, exe = "ping.exe", attempts = 3): Promise<WinSleeper> {
+  const ring = new IdRing();
+  // Other processes (Deno's own worker threads, Wine's services) take ids too, so the ring may
+  // move under us: a miss frees the pid again and the next attempt finds it anew.
+  const limit = 200_000;
+  try {
+    for (let i = 0; i < attempts; i++) {
+      const before = ring.turnTo(pid, limit);
+      if (before === null) break;
+      if (before === 0) continue; // the first turn got it: no id known to come before it
+      if (ring.turnTo(before, limit) === null) break;
+      const s = spawnPing(120, exe);
+      if (s.pid === pid) return s;
+      await s.kill();
+    }
+  } finally {
+    ring.close();
+  }
+  throw new Error(`pid ${pid} did not come back in ${attempts} turns of Wine's id ring`);
 }
