@@ -328,6 +328,11 @@ export const COMMANDS: CommandSpec[] = [
         value: "T",
         help: "The token of the plan this hook was started for (another: stop plan-changed)",
       },
+      {
+        name: "tmux",
+        help: "Read the pane it runs in ($TMUX_PANE) itself, just before deciding: its id, " +
+          "copy mode, a key typed in the last minute",
+      },
       LEDGER,
     ],
     details: `Exit code: ${

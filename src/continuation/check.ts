@@ -47,6 +47,11 @@ export interface CheckRequest {
   planToken?: string | null;
   /** Where a note for a person goes (stderr): a damaged plan, an incomplete recovery. */
   note: (message: string) => void;
+  /**
+   * Facts roster reads itself (`--tmux`), laid over the hook's: called before each decision,
+   * the claiming one under the lock, so they are as fresh as the dispatch.
+   */
+  look?: (facts: Facts) => Facts;
 }
 
 /** A dispatch this check claimed: its continuation id and the message for the agent. */
@@ -164,8 +169,9 @@ function recordSkip(dir: string, key: string, skip: SkipRecord) {
  * now, then makes a dispatch or a skip durable.
  */
 async function claimPass(req: CheckRequest, expectedToken: string): Promise<CheckResult> {
-  const { dir, key, facts, judge, note } = req;
+  const { dir, key, judge, note } = req;
   pause("after-lock", dir);
+  const facts = req.look ? req.look(req.facts) : req.facts;
   const { situation: s } = observe(dir, key, facts, judge, expectedToken, req.planToken ?? null);
   const verdict = decide(s);
   if (s.mode === "dry-run" || s.plan === null) return { verdict };
@@ -215,7 +221,8 @@ async function clampLastDispatch(dir: string, judge: LivenessJudge) {
  * finds the key claimed completes that claim's record when its dispatcher died.
  */
 export async function checkContinuation(req: CheckRequest): Promise<CheckResult> {
-  const { dir, key, facts, judge, note } = req;
+  const { dir, key, judge, note } = req;
+  const facts = req.look ? req.look(req.facts) : req.facts;
   const first = observe(dir, key, facts, judge, null, req.planToken ?? null);
   if (first.planProblem !== null) {
     note(`roster: note: the plan of ${key} is damaged (${first.planProblem})`);

@@ -5,65 +5,8 @@
  * for clocks, crash loops, reused watchdog pids and power loss.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import {
-  type CliResult,
-  roster,
-  rosterJson,
-  spawnSleeper,
-  tempDir,
-  writeJson,
-} from "../helpers.ts";
-import { FACTS, PANE } from "./fixtures.ts";
-
-type Json = Record<string, unknown>;
-
-async function deadSession(home: string, sid: string | null = "S1", pane: string | null = PANE) {
-  const s = spawnSleeper();
-  const args = ["register", "--pid", String(s.pid), "--agent", "claude"];
-  if (sid !== null) args.push("--session-id", sid);
-  await rosterJson(home, args, { env: pane === null ? {} : { TMUX_PANE: pane } });
-  await s.kill();
-  return s.pid;
-}
-
-const ledgerOf = (home: string) => `${home}/continuations`;
-
-async function plan(home: string, key: string, pid: number, extra: string[] = []) {
-  const r = await roster([
-    "continuation-plan",
-    "--key",
-    key,
-    "--session",
-    String(pid),
-    "--frozen-marker",
-    "m1",
-    "--spacing",
-    "0s",
-    "--home",
-    home,
-    "--json",
-    ...extra,
-  ]);
-  assertEquals(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout) as Json;
-}
-
-async function check(
-  home: string,
-  key: string,
-  extra: string[] = ["--claim", "--json"],
-  facts: Json = FACTS,
-): Promise<CliResult & { v: Json }> {
-  const r = await roster(
-    ["continuation-check", "--key", key, "--facts", "-", "--home", home, ...extra],
-    { stdin: JSON.stringify(facts) },
-  );
-  let v: Json = {};
-  try {
-    v = JSON.parse(r.stdout);
-  } catch { /* text output, or asserted by the caller */ }
-  return { ...r, v };
-}
+import { roster, rosterJson, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
+import { check, deadSession, FACTS, type Json, ledgerOf, plan } from "./fixtures.ts";
 
 async function setMode(home: string, mode: string) {
   const r = await roster(["continuation-mode", mode, "--home", home]);

@@ -1,5 +1,6 @@
 /** Fixtures and small helpers the continuation tests share. */
-import { assert } from "../assert.ts";
+import { assert, assertEquals } from "../assert.ts";
+import { type CliResult, roster, rosterJson, spawnSleeper } from "../helpers.ts";
 import type { Facts } from "../../src/continuation/rules.ts";
 import { LivenessJudge } from "../../src/identity/liveness.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
@@ -81,3 +82,61 @@ export const FACTS = {
   prompt_open: false,
   watchdog_pid: null,
 } satisfies Facts;
+
+export type Json = Record<string, unknown>;
+
+/** A session registered (with a session id and a pane) whose process then died. */
+export async function deadSession(
+  home: string,
+  sid: string | null = "S1",
+  pane: string | null = PANE,
+) {
+  const s = spawnSleeper();
+  const args = ["register", "--pid", String(s.pid), "--agent", "claude"];
+  if (sid !== null) args.push("--session-id", sid);
+  await rosterJson(home, args, { env: pane === null ? {} : { TMUX_PANE: pane } });
+  await s.kill();
+  return s.pid;
+}
+
+export const ledgerOf = (home: string) => `${home}/continuations`;
+
+/** `continuation-plan` for `pid` (frozen marker m1, no spacing); `extra`: more flags. */
+export async function plan(home: string, key: string, pid: number, extra: string[] = []) {
+  const r = await roster([
+    "continuation-plan",
+    "--key",
+    key,
+    "--session",
+    String(pid),
+    "--frozen-marker",
+    "m1",
+    "--spacing",
+    "0s",
+    "--home",
+    home,
+    "--json",
+    ...extra,
+  ]);
+  assertEquals(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as Json;
+}
+
+/** `continuation-check` of `key` with `facts` on stdin; `v`: its JSON output, if any. */
+export async function check(
+  home: string,
+  key: string,
+  extra: string[] = ["--claim", "--json"],
+  facts: Json = FACTS,
+  env: Record<string, string> = {},
+): Promise<CliResult & { v: Json }> {
+  const r = await roster(
+    ["continuation-check", "--key", key, "--facts", "-", "--home", home, ...extra],
+    { stdin: JSON.stringify(facts), env },
+  );
+  let v: Json = {};
+  try {
+    v = JSON.parse(r.stdout);
+  } catch { /* text output, or asserted by the caller */ }
+  return { ...r, v };
+}

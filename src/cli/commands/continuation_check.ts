@@ -8,6 +8,7 @@ import { type Facts, parseFacts, type Verdict } from "../../continuation/rules.t
 import { UsageError } from "../../errors.ts";
 import { VERDICT_EXIT } from "../../exit.ts";
 import { openJudged, readUpTo } from "../../fs/read.ts";
+import { envVar } from "../../env.ts";
 import { pauseSetting } from "../../pause.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
@@ -154,6 +155,13 @@ function planToken(args: Parsed): string | null {
   return token;
 }
 
+/** `--tmux`: the pane roster runs in, read by roster itself before each decision. */
+async function paneLook(): Promise<(facts: Facts) => Facts> {
+  const { ownPane, readPaneFacts, withPaneFacts } = await import("../../continuation/tmux.ts");
+  const pane = ownPane(envVar("TMUX_PANE")); // a usage error before any work
+  return (facts) => withPaneFacts(facts, readPaneFacts(pane));
+}
+
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const key = requireKey(args);
   const facts = readFacts(args);
@@ -161,6 +169,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   // ROSTER_TEST_PAUSE_AT is read now, so that a bad value is a usage error before any work.
   pauseSetting();
   const judge = await ctx.judge();
+  // Loaded only when asked for: it spawns tmux, which no other check needs.
+  const look = args.has("tmux") ? await paneLook() : undefined;
   const { verdict, claimed } = await checkContinuation({
     dir,
     key,
@@ -169,6 +179,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     claim: args.has("claim"),
     planToken: planToken(args),
     note: (message) => ctx.err(message),
+    look,
   });
   const printed = toPrinted(verdict, claimed);
   if (ctx.json) ctx.printJson(printed);
