@@ -152,6 +152,8 @@ export function claudeRow(
     host: here.host,
     agent: "claude",
     session_id: session.sessionId,
+    // The file is Claude Code's own: its session id is the harness's native one.
+    native_session_id: session.sessionId,
     cwd: session.cwd,
     // The pane id alone (`%3`), as $TMUX_PANE names it in registered rows.
     tmux_pane: session.tmux === null ? null : (/%\d+$/.exec(session.tmux)?.[0] ?? session.tmux),
@@ -160,6 +162,7 @@ export function claudeRow(
     path,
     malformed: false,
     detail: null,
+    predecessor: null,
     source: "claude",
     status: session.status,
   };

@@ -281,6 +281,20 @@ Deno.test("roster list --discover", async (t) => {
       );
     },
   );
+  await t.step(
+    "a discovered row has every field a registered row has (lifecycle too)",
+    async () => {
+      const [found] = await list("--discover");
+      await using other = await tempDir();
+      await using s = spawnSleeper();
+      await rosterJson(other.path, ["register", "--pid", String(s.pid), "--agent", "mine"]);
+      const [registered] = await rosterJson<Row[]>(other.path, ["list"]);
+      const missing = Object.keys(registered).filter((k) => !Object.hasOwn(found, k));
+      assertEquals(missing, [], "fields a discovered row lacks");
+      // Claude Code's own id is its native session id, as a registering hook records it.
+      assertEquals(found.native_session_id, found.session_id);
+    },
+  );
   await t.step("the row carries the process's token, good for token --verify", async () => {
     const [row] = await list("--discover");
     const r = await roster(["token", "--verify", String(live.pid), row.start_token!]);
