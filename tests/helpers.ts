@@ -61,6 +61,7 @@ export const LEAKY: readonly string[] = [
   "ROSTER_RUNTIME",
   "ROSTER_TEST_PAUSE_AT",
   "ROSTER_DEBUG",
+  "ROSTER_CWD_GONE",
   // Set by an outer `deno task` (deno task ok): a nested `deno task roster` would run there.
   "INIT_CWD",
 ];

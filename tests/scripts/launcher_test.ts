@@ -157,3 +157,39 @@ Deno.test("deno task roster records the caller's directory, not the checkout's",
   assertEquals(r.code, 0, r.stderr);
   assertEquals(JSON.parse(r.stdout).cwd, Deno.realPathSync(dir.path));
 });
+
+Deno.test("scripts/roster, linked onto PATH as the README says, runs from a deleted directory", async (t) => {
+  await using dir = await tempDir("roster-link-");
+  await using sleeper = spawnSleeper();
+  const readme = await Deno.readTextFile(`${ROOT}README.md`);
+  const line = readme.match(/^ln -s "\$PWD\/(scripts\/roster)" ~\/\.local\/bin\/roster$/m);
+  assert(line, 'README names `ln -s "$PWD/scripts/roster" ~/.local/bin/roster`');
+  const bin = `${dir.path}/bin`;
+  await Deno.mkdir(bin);
+  await Deno.symlink(`${ROOT}${line[1]}`, `${bin}/roster`);
+  const env = { ...cleanEnv(), NO_COLOR: "1", PATH: `${bin}:${Deno.env.get("PATH")}` };
+  const home = `${dir.path}/home`;
+  const project = `${dir.path}/project`;
+
+  await t.step("from a live directory: that directory is recorded", async () => {
+    await Deno.mkdir(project);
+    const r = await run(
+      "roster",
+      ["register", "--pid", String(sleeper.pid), "--home", home, "--json"],
+      env,
+      project,
+    );
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(JSON.parse(r.stdout).cwd, Deno.realPathSync(project));
+  });
+
+  await t.step("from a deleted one: exit 0, the directory unknown (not /)", async () => {
+    // The shell moves into the directory, deletes it, and runs roster there, as a hook would.
+    const script = `cd "$1" && rmdir "$1" && exec roster register --pid "$2" --home "$3" --json`;
+    const r = await run("sh", ["-c", script, "sh", project, String(sleeper.pid), home], env);
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(JSON.parse(r.stdout).cwd, "");
+    // Only the shell's own complaint about its directory, nothing from Deno or roster.
+    assertEquals(r.stderr.split("\n").filter((l) => l && !/getcwd/.test(l)), []);
+  });
+});

@@ -45,6 +45,8 @@ function sessionCwd(flag: string | undefined): string {
     }
     return dir;
   }
+  // scripts/roster moved to / because the caller's directory was deleted: that is unknown too.
+  if (envVar("ROSTER_CWD_GONE") === "1") return "";
   try {
     const dir = Deno.realPathSync(Deno.cwd());
     return dir.length <= MAX_CWD ? dir : "";
