@@ -188,15 +188,27 @@ export function namedPid(input: Pick<OwnerInput, "flagPid" | "env">): {
  */
 function nearestHarness(
   backend: ProcessBackend,
-  selfPpid: number,
+  parent: number | null,
   stopAt: number | null,
 ): { info: ProcessInfo; harness: HarnessMatch } | null {
-  for (const info of ancestors(backend, selfPpid)) {
+  if (parent === null) return null;
+  for (const info of ancestors(backend, parent)) {
     if (info.pid === stopAt) return null;
     const harness = matchHarness(info.name, backend.command(info.pid));
     if (harness) return { info, harness };
   }
   return null;
+}
+
+/**
+ * Where the walk up starts: the caller's parent as the backend sees it, which checks what
+ * Deno.ppid cannot: on Windows a parent that exited leaves its pid to the next process, and a
+ * process created after the caller is a stranger, not its parent (null: no walk). Deno.ppid
+ * only when the caller cannot probe itself.
+ */
+function parentOf(backend: ProcessBackend, input: OwnerInput): number | null {
+  const self = backend.probe(input.selfPid);
+  return self.kind === "exists" ? self.info.ppid : input.selfPpid;
 }
 
 /**
@@ -208,8 +220,9 @@ function nearestHarness(
  */
 export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner {
   const named = namedPid(input);
+  const parent = parentOf(backend, input);
   if (named !== null && named.source !== "flag" && named.pid !== input.selfPid) {
-    const near = nearestHarness(backend, input.selfPpid, named.pid);
+    const near = nearestHarness(backend, parent, named.pid);
     if (near) return ancestorOwner(near, true);
   }
   if (named !== null) {
@@ -225,10 +238,10 @@ export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner 
     // harness itself (an agent run as a container's first process).
     const verified = pid === input.selfPid ||
       ((pid > 1 || harness !== null) &&
-        isAncestor(backend, input.selfPpid, pid, info?.startedAtMs ?? null));
+        parent !== null && isAncestor(backend, parent, pid, info?.startedAtMs ?? null));
     return { pid, source, verified, harness, inner: false };
   }
-  const near = nearestHarness(backend, input.selfPpid, null);
+  const near = nearestHarness(backend, parent, null);
   if (near) return ancestorOwner(near, false);
   throw new NoOwnerError();
 }
@@ -253,7 +266,7 @@ export function endHookPid(
 ): { pid: number; inherited: boolean } {
   const named = namedPid(input);
   if (named?.source === "flag") return { pid: named.pid, inherited: false };
-  const near = nearestHarness(backend, input.selfPpid, named?.pid ?? null);
+  const near = nearestHarness(backend, parentOf(backend, input), named?.pid ?? null);
   if (near) return { pid: near.info.pid, inherited: false };
   if (named) return { pid: named.pid, inherited: true };
   throw new NoOwnerError();

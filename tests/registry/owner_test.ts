@@ -77,7 +77,7 @@ Deno.test("parsePid accepts only positive decimal integers", () => {
 });
 
 /** A process tree as data: pure precedence logic needs no real processes. */
-function treeBackend(tree: Record<number, { ppid: number; name: string }>): ProcessBackend {
+function treeBackend(tree: Record<number, { ppid: number | null; name: string }>): ProcessBackend {
   return {
     name: "test",
     probe: (pid) =>
@@ -204,6 +204,14 @@ Deno.test("resolveOwner precedence", async (t) => {
     );
     assertEquals(err.exitCode, 2);
     assertEquals(/--pid PID or set ROSTER_SESSION_PID/.test(err.message), true);
+  });
+  await t.step("a parent pid the backend does not vouch for is no parent (Windows reuse)", () => {
+    // Deno.ppid names 30, but the backend says this process's parent is unknown: the pid is
+    // now held by a process created after it (windows.ts verifiedParent).
+    const stale = treeBackend({ ...tree, 40: { ppid: null, name: "deno" } });
+    assertThrows(() => resolveOwner({ ...base, env: env({}) }, stale), UsageError);
+    const o = resolveOwner({ ...base, flagPid: "10", env: env({}) }, stale);
+    assertEquals([o.pid, o.verified], [10, false]);
   });
   await t.step("the walk stops after 32 levels", () => {
     const deep: Record<number, { ppid: number; name: string }> = { 1: { ppid: 0, name: "claude" } };
