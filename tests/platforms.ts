@@ -26,6 +26,7 @@ export const EVERYWHERE: readonly string[] = [
   "tests/registry/owner_test.ts",
   "tests/registry/record_test.ts",
   "tests/layouts/layouts_test.ts",
+  "tests/scripts/derive_offsets_test.ts",
   "tests/platforms_test.ts",
   "tests/workflows/workflows_test.ts",
 ];

@@ -2,9 +2,9 @@
  * macOS process identity through libSystem's sysctl. The start token is `p_starttime` from
  * `struct kinfo_proc` (wall-clock time taken once at fork and never recomputed, so exact
  * comparison is safe). macOS has no boot id: a reboot shows up as a different start token.
- * The struct offsets come from golang.org/x/sys `ztypes_darwin_{amd64,arm64}.go` and were
- * only checked against fixtures, never on a real Mac: every decoding step lives in the pure
- * functions below so the tests pin them.
+ * The struct offsets come from golang.org/x/sys `ztypes_darwin_{amd64,arm64}.go`; the tests
+ * check them against tables derived from that source (tests/fixtures/offsets), never on a real
+ * Mac: every decoding step lives in the pure functions below so the tests pin them.
  */
 import {
   cString,

@@ -5,8 +5,9 @@
  * Tokens are therefore compared with a tolerance of 2 seconds, and a larger difference is
  * "uncertain", never "different": on FreeBSD roster cannot prove that a pid was reused, only
  * that it still looks like the same process. There is no boot id.
- * The amd64/arm64 offsets come from gopsutil `process_freebsd_amd64.go` and were only
- * checked against fixtures, never on a real FreeBSD machine.
+ * The amd64/arm64 offsets come from gopsutil `process_freebsd_{amd64,arm64}.go`; the tests
+ * check them against tables derived from that source (tests/fixtures/offsets), never on a real
+ * FreeBSD machine.
  */
 import {
   cString,

@@ -7,9 +7,11 @@ import {
   formatHostUuid,
   parseProcArgs2,
 } from "../../src/process/darwin.ts";
+import { DARWIN_TABLES, field, FREEBSD_TABLES, type KinfoTable, layOut } from "./kinfo_tables.ts";
 
-// Offsets are written out here, from the reference sheet, rather than imported: the test
-// pins the layout instead of agreeing with itself.
+// Every offset and width comes from the tables scripts/derive_offsets.ts derived from golang/sys
+// (tests/process/kinfo_tables.ts), never from src/process/darwin.ts: the test pins the layout
+// instead of agreeing with itself.
 interface KinfoFixture {
   pid: number;
   ppid: number;
@@ -19,16 +21,17 @@ interface KinfoFixture {
   comm: Uint8Array;
 }
 
-function kinfo(f: KinfoFixture, size = 648): Uint8Array {
-  const bytes = new Uint8Array(size);
-  const v = new DataView(bytes.buffer);
-  v.setBigInt64(0, f.sec, true);
-  v.setInt32(8, f.usec, true);
-  v.setInt8(36, f.stat);
-  v.setInt32(40, f.pid, true);
-  bytes.set(f.comm, 243);
-  v.setInt32(560, f.ppid, true);
-  return bytes;
+const [AMD64] = DARWIN_TABLES;
+
+function kinfo(f: KinfoFixture, size?: number, table: KinfoTable = AMD64): Uint8Array {
+  return layOut(table, {
+    "p_starttime.tv_sec": f.sec,
+    "p_starttime.tv_usec": f.usec,
+    "p_stat": f.stat,
+    "p_pid": f.pid,
+    "p_comm": f.comm,
+    "e_ppid": f.ppid,
+  }, size);
 }
 
 const enc = new TextEncoder();
@@ -43,6 +46,33 @@ const live: KinfoFixture = {
   comm: enc.encode("claude\0"),
 };
 
+Deno.test("decodeDarwinKinfoProc reads every field where golang/sys puts it", async (t) => {
+  for (const table of DARWIN_TABLES) {
+    const from = `${table.source.repo}@${table.source.commit.slice(0, 12)} ${table.source.path}`;
+    await t.step(`${table.os}-${table.arch} (${from})`, () => {
+      // A comm that fills its whole field, and values that differ in every byte, so a
+      // constant off by one byte, a field read too wide or too narrow, or two fields swapped
+      // all decode to something else.
+      const commSize = field(table, "p_comm").size;
+      const comm = "abcdefghijklmnopqrstuvwxyz".slice(0, commSize);
+      const f = { pid: 0x1234567, ppid: 0x2345678, sec: 0x123456789an, usec: 987654, stat: 5 };
+      const bytes = kinfo({ ...f, comm: enc.encode(comm) }, undefined, table);
+      assertEquals(decodeDarwinKinfoProc(bytes), {
+        pid: f.pid,
+        ppid: f.ppid,
+        startSec: f.sec,
+        startUsec: f.usec,
+        stat: f.stat,
+        comm,
+      });
+      assertEquals(decodeDarwinKinfoProc(bytes.subarray(1)), null, "one byte short");
+      const longer = new Uint8Array(table.size + 1);
+      longer.set(bytes);
+      assertEquals(decodeDarwinKinfoProc(longer), null, "one byte long");
+    });
+  }
+});
+
 Deno.test("decodeDarwinKinfoProc", async (t) => {
   await t.step("a live process", () => {
     assertEquals(decodeDarwinKinfoProc(kinfo(live)), {
@@ -55,27 +85,27 @@ Deno.test("decodeDarwinKinfoProc", async (t) => {
     });
   });
   await t.step("a view into a larger buffer is read at its own offset", () => {
-    const big = new Uint8Array(648 + 16).fill(0xee);
+    const big = new Uint8Array(AMD64.size + 16).fill(0xee);
     big.set(kinfo(live), 16);
     assertEquals(decodeDarwinKinfoProc(big.subarray(16))?.pid, 4242);
     assertEquals(decodeDarwinKinfoProc(big.subarray(16))?.comm, "claude");
   });
   await t.step("wrong lengths are null", () => {
     assertEquals(decodeDarwinKinfoProc(new Uint8Array(0)), null);
-    assertEquals(decodeDarwinKinfoProc(kinfo(live, 647)), null);
-    assertEquals(decodeDarwinKinfoProc(kinfo(live, 649)), null);
+    assertEquals(decodeDarwinKinfoProc(kinfo(live, AMD64.size - 1)), null);
+    assertEquals(decodeDarwinKinfoProc(kinfo(live, AMD64.size + 1)), null);
     // The FreeBSD struct must not be mistaken for this one.
-    assertEquals(decodeDarwinKinfoProc(kinfo(live, 1088)), null);
+    assertEquals(decodeDarwinKinfoProc(kinfo(live, FREEBSD_TABLES[0].size)), null);
   });
   await t.step("a 16-character comm (MAXCOMLEN) is kept whole", () => {
-    const comm = enc.encode("abcdefghijklmnop");
-    assertEquals(comm.length, 16);
+    const comm = enc.encode("abcdefghijklmnop\0");
     assertEquals(decodeDarwinKinfoProc(kinfo({ ...live, comm }))?.comm, "abcdefghijklmnop");
   });
   await t.step("a full comm field with no NUL stops at the field's end", () => {
-    const bytes = kinfo({ ...live, comm: enc.encode("abcdefghijklmnopq") });
-    bytes[260] = 0x58; // the byte after p_comm[17] must not leak into the name
-    assertEquals(decodeDarwinKinfoProc(bytes)?.comm, "abcdefghijklmnopq");
+    const { offset, size } = field(AMD64, "p_comm");
+    const bytes = kinfo({ ...live, comm: enc.encode("abcdefghijklmnopq".slice(0, size)) });
+    bytes[offset + size] = 0x58; // the byte after p_comm must not leak into the name
+    assertEquals(decodeDarwinKinfoProc(bytes)?.comm, "abcdefghijklmnopq".slice(0, size));
   });
 });
 

@@ -8,9 +8,11 @@ import {
   parseFreebsdToken,
   parseProcArgs,
 } from "../../src/process/freebsd.ts";
+import { DARWIN_TABLES, field, FREEBSD_TABLES, type KinfoTable, layOut } from "./kinfo_tables.ts";
 
-// Offsets are written out here, from the reference sheet, rather than imported: the test
-// pins the layout instead of agreeing with itself.
+// Every offset and width comes from the tables scripts/derive_offsets.ts derived from gopsutil's
+// cgo output of <sys/user.h> (tests/process/kinfo_tables.ts), never from
+// src/process/freebsd.ts: the test pins the layout instead of agreeing with itself.
 interface KinfoFixture {
   structsize: number;
   pid: number;
@@ -21,24 +23,25 @@ interface KinfoFixture {
   comm: Uint8Array;
 }
 
-function kinfo(f: KinfoFixture, size = 1088): Uint8Array {
-  const bytes = new Uint8Array(size);
-  const v = new DataView(bytes.buffer);
-  v.setInt32(0, f.structsize, true);
-  v.setInt32(72, f.pid, true);
-  v.setInt32(76, f.ppid, true);
-  v.setBigInt64(336, f.sec, true);
-  v.setBigInt64(344, f.usec, true);
-  v.setInt8(388, f.stat);
-  bytes.set(f.comm, 447);
-  return bytes;
+const [AMD64] = FREEBSD_TABLES;
+
+function kinfo(f: KinfoFixture, size?: number, table: KinfoTable = AMD64): Uint8Array {
+  return layOut(table, {
+    "ki_structsize": f.structsize,
+    "ki_pid": f.pid,
+    "ki_ppid": f.ppid,
+    "ki_start.tv_sec": f.sec,
+    "ki_start.tv_usec": f.usec,
+    "ki_stat": f.stat,
+    "ki_comm": f.comm,
+  }, size);
 }
 
 const enc = new TextEncoder();
 // 2026-11-29T18:41:32Z
 const SEC = 1795977692n;
 const live: KinfoFixture = {
-  structsize: 1088,
+  structsize: AMD64.size,
   pid: 777,
   ppid: 700,
   sec: SEC,
@@ -46,6 +49,37 @@ const live: KinfoFixture = {
   stat: 3,
   comm: enc.encode("codex\0"),
 };
+
+Deno.test("decodeFreebsdKinfoProc reads every field where <sys/user.h> puts it", async (t) => {
+  for (const table of FREEBSD_TABLES) {
+    const from = `${table.source.repo}@${table.source.commit.slice(0, 12)} ${table.source.path}`;
+    await t.step(`${table.os}-${table.arch} (${from})`, () => {
+      // A comm that fills its whole field, and values that differ in every byte, so a
+      // constant off by one byte, a field read too wide or too narrow, or two fields swapped
+      // all decode to something else.
+      const commSize = field(table, "ki_comm").size;
+      const comm = "abcdefghijklmnopqrstuvwxyz".slice(0, commSize);
+      const f = { pid: 0x1234567, ppid: 0x2345678, sec: 0x123456789an, usec: 987654n, stat: 5 };
+      const bytes = kinfo(
+        { ...f, structsize: table.size, comm: enc.encode(comm) },
+        undefined,
+        table,
+      );
+      assertEquals(decodeFreebsdKinfoProc(bytes), {
+        pid: f.pid,
+        ppid: f.ppid,
+        startSec: f.sec,
+        startUsec: Number(f.usec),
+        stat: f.stat,
+        comm,
+      });
+      assertEquals(decodeFreebsdKinfoProc(bytes.subarray(1)), null, "one byte short");
+      const longer = new Uint8Array(table.size + 1);
+      longer.set(bytes);
+      assertEquals(decodeFreebsdKinfoProc(longer), null, "one byte long");
+    });
+  }
+});
 
 Deno.test("decodeFreebsdKinfoProc", async (t) => {
   await t.step("a live process", () => {
@@ -59,28 +93,35 @@ Deno.test("decodeFreebsdKinfoProc", async (t) => {
     });
   });
   await t.step("a view into a larger buffer is read at its own offset", () => {
-    const big = new Uint8Array(1088 + 8).fill(0xee);
+    const big = new Uint8Array(AMD64.size + 8).fill(0xee);
     big.set(kinfo(live), 8);
     assertEquals(decodeFreebsdKinfoProc(big.subarray(8))?.ppid, 700);
   });
   await t.step("wrong lengths are null", () => {
     assertEquals(decodeFreebsdKinfoProc(new Uint8Array(0)), null);
-    assertEquals(decodeFreebsdKinfoProc(kinfo(live, 1087)), null);
-    assertEquals(decodeFreebsdKinfoProc(kinfo(live, 1089)), null);
-    assertEquals(decodeFreebsdKinfoProc(kinfo(live, 648)), null);
+    assertEquals(decodeFreebsdKinfoProc(kinfo(live, AMD64.size - 1)), null);
+    assertEquals(decodeFreebsdKinfoProc(kinfo(live, AMD64.size + 1)), null);
+    // The macOS struct must not be mistaken for this one.
+    assertEquals(decodeFreebsdKinfoProc(kinfo(live, DARWIN_TABLES[0].size)), null);
   });
-  await t.step("a ki_structsize other than 1088 is null (another ABI's layout)", () => {
-    assertEquals(decodeFreebsdKinfoProc(kinfo({ ...live, structsize: 768 })), null);
-    assertEquals(decodeFreebsdKinfoProc(kinfo({ ...live, structsize: 0 })), null);
-  });
+  await t.step(
+    "a ki_structsize other than the struct's size is null (another ABI's layout)",
+    () => {
+      // 768 is KINFO_PROC_SIZE on i386 and 32-bit powerpc.
+      assertEquals(decodeFreebsdKinfoProc(kinfo({ ...live, structsize: 768 })), null);
+      assertEquals(decodeFreebsdKinfoProc(kinfo({ ...live, structsize: 0 })), null);
+    },
+  );
   await t.step("a 16-character comm is kept whole", () => {
     const comm = enc.encode("abcdefghijklmnop\0");
     assertEquals(decodeFreebsdKinfoProc(kinfo({ ...live, comm }))?.comm, "abcdefghijklmnop");
   });
   await t.step("a full comm field with no NUL stops at the field's end", () => {
-    const bytes = kinfo({ ...live, comm: enc.encode("abcdefghijklmnopqrst") });
-    bytes[467] = 0x58; // the byte after ki_comm[20] must not leak into the name
-    assertEquals(decodeFreebsdKinfoProc(bytes)?.comm, "abcdefghijklmnopqrst");
+    const { offset, size } = field(AMD64, "ki_comm");
+    const name = "abcdefghijklmnopqrst".slice(0, size);
+    const bytes = kinfo({ ...live, comm: enc.encode(name) });
+    bytes[offset + size] = 0x58; // the byte after ki_comm must not leak into the name
+    assertEquals(decodeFreebsdKinfoProc(bytes)?.comm, name);
   });
 });
 
