@@ -7,71 +7,39 @@ import {
   formatHostUuid,
   parseProcArgs2,
 } from "../../src/process/darwin.ts";
-import { DARWIN_TABLES, field, FREEBSD_TABLES, type KinfoTable, layOut } from "./kinfo_tables.ts";
+import {
+  checkEveryField,
+  DARWIN_NAMES,
+  DARWIN_TABLES,
+  field,
+  FREEBSD_TABLES,
+  kinfoBytes,
+  type KinfoValues,
+} from "./kinfo_tables.ts";
 
 // Every offset and width comes from the tables scripts/derive_offsets.ts derived from golang/sys
 // (tests/process/kinfo_tables.ts), never from src/process/darwin.ts: the test pins the layout
 // instead of agreeing with itself.
-interface KinfoFixture {
-  pid: number;
-  ppid: number;
-  sec: bigint;
-  usec: number;
-  stat: number;
-  comm: Uint8Array;
-}
-
 const [AMD64] = DARWIN_TABLES;
 
-function kinfo(f: KinfoFixture, size?: number, table: KinfoTable = AMD64): Uint8Array {
-  return layOut(table, {
-    "p_starttime.tv_sec": f.sec,
-    "p_starttime.tv_usec": f.usec,
-    "p_stat": f.stat,
-    "p_pid": f.pid,
-    "p_comm": f.comm,
-    "e_ppid": f.ppid,
-  }, size);
+function kinfo(v: KinfoValues, size?: number): Uint8Array {
+  return kinfoBytes(AMD64, DARWIN_NAMES, v, {}, size);
 }
 
 const enc = new TextEncoder();
 // 2026-11-29T18:41:32Z
 const SEC = 1795977692n;
-const live: KinfoFixture = {
+const live: KinfoValues = {
   pid: 4242,
   ppid: 1,
-  sec: SEC,
-  usec: 45,
+  startSec: SEC,
+  startUsec: 45,
   stat: 2,
   comm: enc.encode("claude\0"),
 };
 
-Deno.test("decodeDarwinKinfoProc reads every field where golang/sys puts it", async (t) => {
-  for (const table of DARWIN_TABLES) {
-    const from = `${table.source.repo}@${table.source.commit.slice(0, 12)} ${table.source.path}`;
-    await t.step(`${table.os}-${table.arch} (${from})`, () => {
-      // A comm that fills its whole field, and values that differ in every byte, so a
-      // constant off by one byte, a field read too wide or too narrow, or two fields swapped
-      // all decode to something else.
-      const commSize = field(table, "p_comm").size;
-      const comm = "abcdefghijklmnopqrstuvwxyz".slice(0, commSize);
-      const f = { pid: 0x1234567, ppid: 0x2345678, sec: 0x123456789an, usec: 987654, stat: 5 };
-      const bytes = kinfo({ ...f, comm: enc.encode(comm) }, undefined, table);
-      assertEquals(decodeDarwinKinfoProc(bytes), {
-        pid: f.pid,
-        ppid: f.ppid,
-        startSec: f.sec,
-        startUsec: f.usec,
-        stat: f.stat,
-        comm,
-      });
-      assertEquals(decodeDarwinKinfoProc(bytes.subarray(1)), null, "one byte short");
-      const longer = new Uint8Array(table.size + 1);
-      longer.set(bytes);
-      assertEquals(decodeDarwinKinfoProc(longer), null, "one byte long");
-    });
-  }
-});
+Deno.test("decodeDarwinKinfoProc reads every field where golang/sys puts it", (t) =>
+  checkEveryField(t, DARWIN_TABLES, DARWIN_NAMES, decodeDarwinKinfoProc));
 
 Deno.test("decodeDarwinKinfoProc", async (t) => {
   await t.step("a live process", () => {
@@ -116,7 +84,7 @@ Deno.test("darwinProcessInfo", async (t) => {
     assertEquals(darwinToken(SEC, 0), "darwin:1795977692.000000");
   });
   await t.step("a live process", () => {
-    const k = decodeDarwinKinfoProc(kinfo({ ...live, usec: 123456 }));
+    const k = decodeDarwinKinfoProc(kinfo({ ...live, startUsec: 123456 }));
     assert(k !== null);
     assertEquals(darwinProcessInfo(k), {
       pid: 4242,

@@ -8,78 +8,46 @@ import {
   parseFreebsdToken,
   parseProcArgs,
 } from "../../src/process/freebsd.ts";
-import { DARWIN_TABLES, field, FREEBSD_TABLES, type KinfoTable, layOut } from "./kinfo_tables.ts";
+import {
+  checkEveryField,
+  DARWIN_TABLES,
+  field,
+  FREEBSD_NAMES,
+  FREEBSD_TABLES,
+  kinfoBytes,
+  type KinfoValues,
+} from "./kinfo_tables.ts";
 
 // Every offset and width comes from the tables scripts/derive_offsets.ts derived from gopsutil's
 // cgo output of <sys/user.h> (tests/process/kinfo_tables.ts), never from
 // src/process/freebsd.ts: the test pins the layout instead of agreeing with itself.
-interface KinfoFixture {
-  structsize: number;
-  pid: number;
-  ppid: number;
-  sec: bigint;
-  usec: bigint;
-  stat: number;
-  comm: Uint8Array;
-}
-
 const [AMD64] = FREEBSD_TABLES;
 
-function kinfo(f: KinfoFixture, size?: number, table: KinfoTable = AMD64): Uint8Array {
-  return layOut(table, {
-    "ki_structsize": f.structsize,
-    "ki_pid": f.pid,
-    "ki_ppid": f.ppid,
-    "ki_start.tv_sec": f.sec,
-    "ki_start.tv_usec": f.usec,
-    "ki_stat": f.stat,
-    "ki_comm": f.comm,
-  }, size);
+/** `structsize` is what ki_structsize says, the table's size unless a test changes it. */
+function kinfo(v: KinfoValues, size?: number, structsize = AMD64.size): Uint8Array {
+  return kinfoBytes(AMD64, FREEBSD_NAMES, v, { ki_structsize: structsize }, size);
 }
 
 const enc = new TextEncoder();
 // 2026-11-29T18:41:32Z
 const SEC = 1795977692n;
-const live: KinfoFixture = {
-  structsize: AMD64.size,
+const live: KinfoValues = {
   pid: 777,
   ppid: 700,
-  sec: SEC,
-  usec: 123456n,
+  startSec: SEC,
+  startUsec: 123456,
   stat: 3,
   comm: enc.encode("codex\0"),
 };
 
-Deno.test("decodeFreebsdKinfoProc reads every field where <sys/user.h> puts it", async (t) => {
-  for (const table of FREEBSD_TABLES) {
-    const from = `${table.source.repo}@${table.source.commit.slice(0, 12)} ${table.source.path}`;
-    await t.step(`${table.os}-${table.arch} (${from})`, () => {
-      // A comm that fills its whole field, and values that differ in every byte, so a
-      // constant off by one byte, a field read too wide or too narrow, or two fields swapped
-      // all decode to something else.
-      const commSize = field(table, "ki_comm").size;
-      const comm = "abcdefghijklmnopqrstuvwxyz".slice(0, commSize);
-      const f = { pid: 0x1234567, ppid: 0x2345678, sec: 0x123456789an, usec: 987654n, stat: 5 };
-      const bytes = kinfo(
-        { ...f, structsize: table.size, comm: enc.encode(comm) },
-        undefined,
-        table,
-      );
-      assertEquals(decodeFreebsdKinfoProc(bytes), {
-        pid: f.pid,
-        ppid: f.ppid,
-        startSec: f.sec,
-        startUsec: Number(f.usec),
-        stat: f.stat,
-        comm,
-      });
-      assertEquals(decodeFreebsdKinfoProc(bytes.subarray(1)), null, "one byte short");
-      const longer = new Uint8Array(table.size + 1);
-      longer.set(bytes);
-      assertEquals(decodeFreebsdKinfoProc(longer), null, "one byte long");
-    });
-  }
-});
+Deno.test("decodeFreebsdKinfoProc reads every field where <sys/user.h> puts it", (t) =>
+  checkEveryField(
+    t,
+    FREEBSD_TABLES,
+    FREEBSD_NAMES,
+    decodeFreebsdKinfoProc,
+    (table) => ({ ki_structsize: table.size }),
+  ));
 
 Deno.test("decodeFreebsdKinfoProc", async (t) => {
   await t.step("a live process", () => {
@@ -108,8 +76,8 @@ Deno.test("decodeFreebsdKinfoProc", async (t) => {
     "a ki_structsize other than the struct's size is null (another ABI's layout)",
     () => {
       // 768 is KINFO_PROC_SIZE on i386 and 32-bit powerpc.
-      assertEquals(decodeFreebsdKinfoProc(kinfo({ ...live, structsize: 768 })), null);
-      assertEquals(decodeFreebsdKinfoProc(kinfo({ ...live, structsize: 0 })), null);
+      assertEquals(decodeFreebsdKinfoProc(kinfo(live, undefined, 768)), null);
+      assertEquals(decodeFreebsdKinfoProc(kinfo(live, undefined, 0)), null);
     },
   );
   await t.step("a 16-character comm is kept whole", () => {

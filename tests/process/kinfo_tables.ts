@@ -4,6 +4,8 @@
  * take every offset and width from these tables, never from src/process/, so a wrong constant
  * in the code cannot agree with its own test.
  */
+import { assertEquals } from "../assert.ts";
+import type { KinfoProc } from "../../src/process/bsd.ts";
 import darwinAmd64 from "../fixtures/offsets/darwin-amd64.json" with { type: "json" };
 import darwinArm64 from "../fixtures/offsets/darwin-arm64.json" with { type: "json" };
 import freebsdAmd64 from "../fixtures/offsets/freebsd-amd64.json" with { type: "json" };
@@ -55,4 +57,86 @@ export function layOut(
     else throw new Error(`${name}: no integer is ${width} bytes wide`);
   }
   return bytes;
+}
+
+/** The C field each part of a decoded `KinfoProc` comes from, on one OS. */
+export type KinfoFields = Record<keyof KinfoProc, string>;
+
+/** Where roster's macOS decoder reads each value. */
+export const DARWIN_NAMES: KinfoFields = {
+  pid: "p_pid",
+  ppid: "e_ppid",
+  startSec: "p_starttime.tv_sec",
+  startUsec: "p_starttime.tv_usec",
+  stat: "p_stat",
+  comm: "p_comm",
+};
+
+/** Where roster's FreeBSD decoder reads each value. */
+export const FREEBSD_NAMES: KinfoFields = {
+  pid: "ki_pid",
+  ppid: "ki_ppid",
+  startSec: "ki_start.tv_sec",
+  startUsec: "ki_start.tv_usec",
+  stat: "ki_stat",
+  comm: "ki_comm",
+};
+
+/** What to lay out: a decoded `KinfoProc`'s values, with comm as the field's raw bytes. */
+export type KinfoValues = Omit<KinfoProc, "comm"> & { comm: Uint8Array };
+
+/** `layOut` by roster's names; `extra` holds fields the decoder checks but does not return. */
+export function kinfoBytes(
+  table: KinfoTable,
+  names: KinfoFields,
+  v: KinfoValues,
+  extra: Record<string, number> = {},
+  size?: number,
+): Uint8Array {
+  return layOut(table, {
+    ...extra,
+    [names.pid]: v.pid,
+    [names.ppid]: v.ppid,
+    [names.startSec]: v.startSec,
+    [names.startUsec]: v.startUsec,
+    [names.stat]: v.stat,
+    [names.comm]: v.comm,
+  }, size);
+}
+
+/**
+ * One step per table: a record with every field laid out by the table decodes to exactly the
+ * values put there, and one byte shorter or longer is refused. The comm fills its whole field
+ * and the numbers differ in every byte, so a constant one byte off, a field read too wide or
+ * too narrow, or two fields swapped all decode to something else. `extra` adds fields the
+ * decoder checks but does not return (FreeBSD's ki_structsize).
+ */
+export async function checkEveryField(
+  t: Deno.TestContext,
+  tables: readonly KinfoTable[],
+  names: KinfoFields,
+  decode: (bytes: Uint8Array) => KinfoProc | null,
+  extra: (table: KinfoTable) => Record<string, number> = () => ({}),
+): Promise<void> {
+  for (const table of tables) {
+    const from = `${table.source.repo}@${table.source.commit.slice(0, 12)} ${table.source.path}`;
+    await t.step(`${table.os}-${table.arch} (${from})`, () => {
+      const comm = "abcdefghijklmnopqrstuvwxyz".slice(0, field(table, names.comm).size);
+      const want: KinfoProc = {
+        pid: 0x1234567,
+        ppid: 0x2345678,
+        startSec: 0x123456789an,
+        startUsec: 987654,
+        stat: 5,
+        comm,
+      };
+      const raw = new TextEncoder().encode(comm);
+      const bytes = kinfoBytes(table, names, { ...want, comm: raw }, extra(table));
+      assertEquals(decode(bytes), want);
+      assertEquals(decode(bytes.subarray(1)), null, "one byte short");
+      const longer = new Uint8Array(table.size + 1);
+      longer.set(bytes);
+      assertEquals(decode(longer), null, "one byte long");
+    });
+  }
 }
