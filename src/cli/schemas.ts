@@ -31,16 +31,13 @@ const REASON = {
   ],
 };
 
-function object(
-  properties: Record<string, unknown>,
-  optional: string[] = [],
-  closed = true,
-): Schema {
+/** A closed object: every field listed, none other allowed; all required but `optional`. */
+function object(properties: Record<string, unknown>, optional: string[] = []): Schema {
   return {
     type: "object",
     properties,
     required: Object.keys(properties).filter((k) => !optional.includes(k)),
-    ...(closed ? { additionalProperties: false } : {}),
+    additionalProperties: false,
   };
 }
 
@@ -60,6 +57,16 @@ function nullable(props: Record<string, Schema>): Record<string, Schema> {
 
 const REGISTRAR = object({ pid: int, version: str, path: str });
 
+/** A session that continues an ended or parked one (`roster resume`). */
+const SESSION_LINK = object({
+  pid: { type: "integer", minimum: 1 },
+  start_token: nstr,
+  session_id: nstr,
+});
+/** The continuation key whose plan keeps a record (`continuation-plan`). */
+const CONTINUATION_HOLD = object({ key: str, ledger: str });
+const orNull = (s: Schema): Schema => ({ anyOf: [s, { type: "null" }] });
+
 const RECORD_PROPS: Record<string, Schema> = {
   schema: { const: 1 },
   session_pid: { type: "integer", minimum: 1 },
@@ -78,12 +85,27 @@ const RECORD_PROPS: Record<string, Schema> = {
   tmux_pane: nstr,
   registered_at: time,
   registrar: REGISTRAR,
-  /** How a session run by `roster exec` ended: `exit:N` or `signal:NAME`. */
+  // The session lifecycle (issue 11): always written, absent only from older records.
+  model: nstr,
+  /** The harness's own session id, where it differs from session_id. */
+  native_session_id: nstr,
+  /** When roster first saw the session ended, and how: a liveness reason, or from `roster exec` `exit:N` / `signal:NAME`. */
   ended_at: ntime,
   ended_reason: nstr,
+  parked_at: ntime,
+  successor: orNull(SESSION_LINK),
+  continuation: orNull(CONTINUATION_HOLD),
 };
-/** Fields a record may lack (written by an older roster, or not by exec). */
-const RECORD_OPTIONAL = ["ended_at", "ended_reason"];
+/** Fields a record written by an older roster lacks. */
+const RECORD_OPTIONAL = [
+  "model",
+  "native_session_id",
+  "ended_at",
+  "ended_reason",
+  "parked_at",
+  "successor",
+  "continuation",
+];
 
 const ROW_EXTRA = {
   liveness: LIVENESS,
@@ -91,22 +113,21 @@ const ROW_EXTRA = {
   path: str,
   malformed: bool,
   detail: nstr,
+  /** The row that names this one as its successor (rows of roster's own store). */
+  predecessor: orNull(object({ pid: int, session_id: nstr, path: str })),
   /** With --discover only: where the row came from. */
   source: { enum: ["roster", "claude"] },
   /** With --discover, a harness's row: what its own file says it is doing ("idle", "busy"). */
   status: nstr,
 };
 
+// Every field of a row is listed, lifecycle ones included, and no other is allowed: a field
+// added to the output without its schema fails the suite (tests/schema.ts).
 const ROW_PROPS = { ...nullable(RECORD_PROPS), ...ROW_EXTRA };
-const ROW_OPTIONAL = [...RECORD_OPTIONAL, "source", "status"];
-// Open: the session lifecycle (issue 11) adds fields (model, parked_at, successor, ...).
-const ROW = object(ROW_PROPS, ROW_OPTIONAL, false);
+const ROW_OPTIONAL = ["predecessor", "source", "status"];
+const ROW = object(ROW_PROPS, ROW_OPTIONAL);
 
-const CHECK_ROW = object(
-  { ...ROW_PROPS, path: nstr, registered: bool },
-  ROW_OPTIONAL,
-  false,
-);
+const CHECK_ROW = object({ ...ROW_PROPS, path: nstr, registered: bool }, ROW_OPTIONAL);
 
 const PRINTED_VERDICT: Schema = {
   type: "object",
@@ -160,6 +181,27 @@ const PLAN = object({
   chain_limit: { type: "integer", minimum: 1 },
 }, ["chain", "chain_limit"]);
 
+/** How `wait` learns of an exit: the kernel tells it (pidfd, kqueue, a process handle) or it polls. */
+const WAIT_MECHANISM = { enum: ["pidfd", "kqueue", "handle", "poll"] };
+
+/** One continuation key, as continuation-list and continuation-show print it. */
+const KEY_STATUS = object({
+  key: str,
+  state: {
+    enum: ["none", "planned", "released", "claimed", "skipped", "declined", "expired", "damaged"],
+  },
+  plan: { enum: ["planned", "released", null] },
+  outcome: nstr,
+  session_pid: nint,
+  session_id: nstr,
+  deadline: ntime,
+  age_ms: { type: ["integer", "null"], minimum: 0 },
+  continuation_id: nstr,
+  message: nstr,
+  class: nstr,
+  reason: nstr,
+});
+
 const HOOK_STATE = { enum: ["installed", "outdated", "missing", "absent", "invalid"] };
 const HARNESS = { enum: ["claude", "codex", "pi", "gemini"] };
 
@@ -182,7 +224,7 @@ const DOCTOR = object({
   }),
   process: object({
     backend: str,
-    wait: { enum: ["pidfd", "poll"] },
+    wait: WAIT_MECHANISM,
     hidepid: nint,
     can_read_others: { type: ["boolean", "null"] },
     uid: nint,
@@ -199,9 +241,9 @@ const DOCTOR = object({
 export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
   record: {
     summary: "A session record file, <home>/sessions/<host>/<pid>.json",
-    schema: object(RECORD_PROPS, RECORD_OPTIONAL, false),
+    schema: object(RECORD_PROPS, RECORD_OPTIONAL),
   },
-  row: { summary: "A row: register, whoami (--json)", schema: ROW },
+  row: { summary: "A row: register, park, resume (--json)", schema: ROW },
   list: { summary: "list --json: rows, newest first", schema: { type: "array", items: ROW } },
   prune: {
     summary: "prune --json",
@@ -249,7 +291,7 @@ export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
       ...ROW_OPTIONAL,
       "verified",
       "matched_by",
-    ], false),
+    ]),
   },
   metrics: {
     summary: "metrics --json: the metric families",
@@ -261,14 +303,8 @@ export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
         help: str,
         samples: {
           type: "array",
-          items: {
-            type: "object",
-            properties: {
-              labels: { type: "object" },
-              value: { type: "number" },
-            },
-            required: ["labels", "value"],
-          },
+          // Labels are open: their names come from the metric and from --label.
+          items: object({ labels: { type: "object" }, value: { type: "number" } }),
         },
       }),
     },
@@ -298,9 +334,41 @@ export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
     schema: object({
       outcome: { enum: ["exited", "timeout"] },
       waited_ms: int,
-      mechanism: { enum: ["pidfd", "poll"] },
+      mechanism: WAIT_MECHANISM,
       pids: { type: "array", items: object({ pid: int, exited: bool }) },
     }),
+  },
+  "hooks-show": {
+    summary: "hooks show --json: the recipe, as settings JSON or as a file's text",
+    schema: object({ harness: HARNESS, kind: { enum: ["settings", "file"] }, content: str }),
+  },
+  "continuation-key": {
+    summary: "continuation-show --json: one key's state, plan, outcome and message",
+    schema: KEY_STATUS,
+  },
+  "continuation-list": {
+    summary: "continuation-list --json: every key of the ledger",
+    schema: { type: "array", items: KEY_STATUS },
+  },
+  "continuation-mode": {
+    summary: "continuation-mode --json: the mode, its file, and why it is off",
+    schema: object({ mode: { enum: ["on", "off", "dry-run"] }, path: str, detail: nstr }),
+  },
+  "continuation-hold": {
+    summary: "continuation-hold --json",
+    schema: object({ hold: bool }),
+  },
+  "continuation-clean": {
+    summary: "continuation-clean --json: the keys and temp files removed (or, -n, that would be)",
+    schema: object({
+      keys: { type: "array", items: str },
+      temp_files: { type: "array", items: str },
+      dry_run: { const: true },
+    }, ["dry_run"]),
+  },
+  "continuation-decline": {
+    summary: "continuation-decline --json: how the key ended up",
+    schema: object({ outcome: { enum: ["declined", "claimed", "skipped"] }, key: str }),
   },
   schema: {
     summary: "schema --json: the list of schemas",

@@ -33,7 +33,10 @@ export function run(ctx: Context, args: Parsed): number {
   }
   const h = harness as Harness;
   if (action === "show") {
-    ctx.out(recipeText(RECIPES[h]));
+    const recipe = RECIPES[h];
+    if (ctx.json) {
+      ctx.printJson({ harness: h, kind: recipe.kind, content: recipeText(recipe) });
+    } else ctx.out(recipeText(recipe));
     return 0;
   }
   const project = args.has("project");
