@@ -30,6 +30,7 @@ export function ledgerDir(ctx: Context, args: Parsed): string {
 }
 
 export function printPlan(ctx: Context, plan: Plan, verb: string) {
+  if (ctx.args.has("quiet")) return;
   if (ctx.json) ctx.printJson(plan);
   else {
     ctx.out(

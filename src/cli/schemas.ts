@@ -233,7 +233,13 @@ const DOCTOR = object({
   continuation: object({ mode: { enum: ["on", "off", "dry-run"] }, why: str }),
   hooks: {
     type: "array",
-    items: object({ harness: HARNESS, path: str, state: HOOK_STATE, detail: nstr }),
+    items: object({
+      harness: HARNESS,
+      scope: { enum: ["user", "project"] },
+      path: str,
+      state: HOOK_STATE,
+      detail: nstr,
+    }),
   },
   problems: { type: "array", items: object({ what: str, advice: str }) },
 });

@@ -295,6 +295,7 @@ export const COMMANDS: CommandSpec[] = [
         value: "N",
         help: "Continuations of one session within 24h before it is vetoed (default: 3)",
       },
+      QUIET,
       LEDGER,
     ],
     details: "Writes K.plan.json in the ledger from the session's registry row. A key already " +
@@ -308,6 +309,7 @@ export const COMMANDS: CommandSpec[] = [
     flags: [
       KEY,
       { name: "pane", value: "PANE", help: "The pane the session was relaunched in" },
+      QUIET,
       LEDGER,
     ],
     load: () => import("./commands/continuation_release.ts"),
@@ -381,7 +383,7 @@ export const COMMANDS: CommandSpec[] = [
   {
     name: "continuation-mode",
     summary: "Set continuations on, off or dry-run; without a mode, say which and why",
-    flags: [LEDGER],
+    flags: [{ ...QUIET, help: "Print nothing once it is set" }, LEDGER],
     positionals: { name: "MODE", min: 0, max: 1, choices: ["on", "off", "dry-run"] },
     details: "Writes config.json in the ledger (0600), wherever the home is.",
     load: () => import("./commands/continuation_mode.ts"),
@@ -389,7 +391,7 @@ export const COMMANDS: CommandSpec[] = [
   {
     name: "continuation-hold",
     summary: "Hold every continuation, or lift the hold",
-    flags: [LEDGER],
+    flags: [{ ...QUIET, help: "Print nothing once it is set" }, LEDGER],
     positionals: { name: "HOLD", min: 0, max: 1, choices: ["on", "off"] },
     load: () => import("./commands/continuation_hold.ts"),
   },
@@ -403,6 +405,7 @@ export const COMMANDS: CommandSpec[] = [
         help: "How long past its deadline a key is kept (default: 24h)",
       },
       { name: "dry-run", short: "n", help: "Report what would be removed; change nothing" },
+      QUIET,
       LEDGER,
     ],
     load: () => import("./commands/continuation_clean.ts"),
@@ -414,6 +417,7 @@ export const COMMANDS: CommandSpec[] = [
       KEY,
       { name: "reason", value: "R", help: "Why, one word (default: declined)" },
       { name: "plan-token", value: "T", help: "Only for the plan with this token" },
+      QUIET,
       LEDGER,
     ],
     load: () => import("./commands/continuation_decline.ts"),
@@ -429,7 +433,10 @@ export const COMMANDS: CommandSpec[] = [
         value: "ID",
         help: "Session id (else $ROSTER_SESSION_ID, $CLAUDE_CODE_SESSION_ID)",
       },
-      QUIET,
+      {
+        ...QUIET,
+        help: "Only CMD's output: no line on stderr saying how the session ended",
+      },
     ],
     positionals: { name: "CMD", min: 1, max: 100_000, usage: "[--] CMD [ARGS...]", rest: true },
     details: "The command's pid and start token are recorded before it can exit, however fast " +
@@ -437,7 +444,8 @@ export const COMMANDS: CommandSpec[] = [
       "stdin is not a terminal: there a Ctrl-C reaches the command itself). Exit code: the " +
       `command's; 128+N when signal N killed it; ${EXIT.COMMAND_NOT_FOUND} when there is no ` +
       `such command, ${EXIT.CANNOT_EXECUTE} when it cannot be run. The record then says how ` +
-      "the session ended (ended_at, ended_reason: exit:N or signal:NAME).",
+      "the session ended (ended_at, ended_reason: exit:N or signal:NAME), and so does one " +
+      "line on stderr after CMD's output (not with --quiet).",
     load: () => import("./commands/exec.ts"),
   },
   {

@@ -164,41 +164,72 @@ export function applyChange(change: HookChange): string | null {
   return backup;
 }
 
-/** What doctor reports for one harness's hooks at `path`. */
+/** Whose settings a file is: the user's (home directory) or a project's. */
+export type HookScope = "user" | "project";
+
+/** A file a harness reads its hooks from. */
+export interface HookFile {
+  harness: Harness;
+  scope: HookScope;
+  path: string;
+}
+
+/**
+ * Every file `harness` reads hooks from, for the user at `home` and the project at `project`:
+ * the user's settings, the project's, and the project's local ones where the harness has them.
+ * A project that is the home directory shares its files with the user: each path is listed once.
+ */
+export function hookFiles(
+  harness: Harness,
+  home: string | null,
+  project: string | null,
+): HookFile[] {
+  const r = RECIPES[harness];
+  const files: HookFile[] = [];
+  const add = (scope: HookScope, base: string | null, rel: string | undefined) => {
+    if (base === null || rel === undefined) return;
+    const path = `${base}/${rel}`;
+    if (!files.some((f) => f.path === path)) files.push({ harness, scope, path });
+  };
+  add("user", home, r.userPath);
+  add("project", project, r.projectPath);
+  add("project", project, r.kind === "settings" ? r.projectLocalPath : undefined);
+  return files;
+}
+
+/** What doctor reports for one file a harness reads its hooks from. */
 export interface HookReport {
   harness: Harness;
+  scope: HookScope;
   path: string;
   /** `absent`: no settings file; `invalid`: a file roster cannot read as settings. */
   state: HookState | "absent" | "invalid";
   detail: string | null;
 }
 
-export function inspectHooks(harness: Harness, path: string): HookReport {
+export function inspectHooks(file: HookFile): HookReport {
+  const { harness, scope, path } = file;
   const recipe = RECIPES[harness];
   let text: string | null;
   try {
     text = readText(path);
   } catch (err) {
-    return { harness, path, state: "invalid", detail: (err as Error).message };
+    return { harness, scope, path, state: "invalid", detail: (err as Error).message };
   }
-  if (text === null) return { harness, path, state: "absent", detail: null };
+  if (text === null) return { harness, scope, path, state: "absent", detail: null };
   if (recipe.kind === "file") {
     const state = text === recipe.content
       ? "installed"
       : isOldRosterExtension(text)
       ? "outdated"
       : "missing";
-    return { harness, path, state, detail: null };
+    return { harness, scope, path, state, detail: null };
   }
   try {
-    return {
-      harness,
-      path,
-      state: hookState(parseSettings(text, path), recipe, path),
-      detail: null,
-    };
+    const state = hookState(parseSettings(text, path), recipe, path);
+    return { harness, scope, path, state, detail: null };
   } catch (err) {
-    return { harness, path, state: "invalid", detail: (err as Error).message };
+    return { harness, scope, path, state: "invalid", detail: (err as Error).message };
   }
 }
 

@@ -29,6 +29,11 @@ export interface SettingsRecipe {
   /** Relative to the home directory (user) or the project directory (`--project`). */
   userPath: string;
   projectPath: string;
+  /**
+   * Another project file the harness reads hooks from, kept out of version control (Claude
+   * Code's settings.local.json): doctor checks it; `hooks install` never writes it.
+   */
+  projectLocalPath?: string;
   events: Record<string, HookGroup>;
 }
 
@@ -65,6 +70,7 @@ export const RECIPES: Record<Harness, Recipe> = {
     harness: "claude",
     userPath: ".claude/settings.json",
     projectPath: ".claude/settings.json",
+    projectLocalPath: ".claude/settings.local.json",
     events: {
       SessionStart: {
         hooks: [{ type: "command", command: "roster register --quiet", timeout: 10 }],

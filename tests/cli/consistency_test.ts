@@ -7,6 +7,7 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { NO_PID, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
+import { COMMANDS } from "../../src/cli/spec.ts";
 
 Deno.test("consistency across commands", async (t) => {
   await using dir = await tempDir();
@@ -15,18 +16,47 @@ Deno.test("consistency across commands", async (t) => {
 
   await t.step("--quiet on every command that writes prints nothing", async () => {
     const dead = spawnSleeper();
-    await rosterJson(home, ["register", "--pid", String(dead.pid)]);
+    await rosterJson(home, ["register", "--pid", String(dead.pid), "--session-id", "q-dead"]);
     await dead.kill();
-    for (
-      const args of [
-        ["register", "--pid", String(s.pid)],
-        ["prune"],
-        ["unregister", "--pid", String(s.pid)],
-        ["exec", "--", "true"],
-      ]
-    ) {
-      const r = await roster([...args, "--home", home, "--quiet"]);
-      assertEquals([r.code, r.stdout, r.stderr], [0, "", ""], args.join(" "));
+    await using parked = spawnSleeper();
+    await rosterJson(home, ["register", "--pid", String(parked.pid), "--session-id", "q-park"]);
+    const user = `${dir.path}/user`;
+    await Deno.mkdir(user);
+    // Each command that changes a file, run as it changes one; flags before exec's CMD.
+    const writes: Record<string, string[]> = {
+      register: ["register", "--pid", String(s.pid)],
+      "continuation-mode": ["continuation-mode", "on"],
+      "continuation-hold": ["continuation-hold", "on"],
+      "continuation-plan": ["continuation-plan", "--key", "q1", "--session", String(dead.pid)],
+      "continuation-release": ["continuation-release", "--key", "q1"],
+      "continuation-decline": ["continuation-decline", "--key", "q1"],
+      "continuation-clean": ["continuation-clean", "--older-than", "0s"],
+      park: ["park", "--pid", String(parked.pid)],
+      resume: ["resume", "--session-id", "q-park", "--successor-pid", String(s.pid)],
+      prune: ["prune", "--older-than", "0s"],
+      unregister: ["unregister", "--pid", String(s.pid)],
+      hooks: ["hooks", "install", "claude"],
+      exec: ["exec", "--home", home, "--quiet", "--", "sh", "-c", "echo out"],
+    };
+    // These can run twice: the second time with --json, which --quiet silences too.
+    const again = ["register", "continuation-mode", "continuation-hold", "hooks"];
+    for (const [name, args] of Object.entries(writes)) {
+      const spec = COMMANDS.find((c) => c.name === name)!;
+      assert(spec.flags.some((f) => f.name === "quiet"), `${name} has no --quiet`);
+      const line = name === "exec" ? args : [...args, "--home", home, "--quiet"];
+      const r = await roster(line, { env: { HOME: user } });
+      const expected = name === "exec" ? "out\n" : "";
+      assertEquals([r.code, r.stdout, r.stderr], [0, expected, ""], line.join(" "));
+      if (again.includes(name)) {
+        const j = await roster([...line, "--json"], { env: { HOME: user } });
+        assertEquals([j.code, j.stdout, j.stderr], [0, "", ""], `${line.join(" ")} --json`);
+      }
+    }
+    // Every other command with --quiet is in the list: a new writer gets tested here.
+    for (const c of COMMANDS) {
+      if (c.flags.some((f) => f.name === "quiet") && c.name !== "list") {
+        assert(c.name in writes, `${c.name} takes --quiet: add it to this test`);
+      }
     }
   });
 

@@ -41,8 +41,9 @@ Deno.test("roster exec", async (t) => {
       ]);
       assertEquals(r.code, 7);
       assertEquals(r.stdout, "out\n");
-      assertEquals(r.stderr, "err\n");
+      // After CMD's own output, one line says how the session ended.
       const [rec] = await records(home);
+      assertEquals(r.stderr, `err\nroster: ci session ${rec?.session_pid} (gh-1) ended: exit:7\n`);
       assert(rec, "a record was written");
       assertEquals(rec.agent, "ci");
       assertEquals(rec.session_id, "gh-1");
@@ -52,6 +53,24 @@ Deno.test("roster exec", async (t) => {
       assertMatch(String(rec.ended_at), /^\d{4}-\d\d-\d\dT/);
     },
   );
+
+  await t.step("--quiet: CMD's output and nothing else", async () => {
+    const q = `${dir.path}/quiet`;
+    const r = await roster([
+      "exec",
+      "--home",
+      q,
+      "--quiet",
+      "sh",
+      "-c",
+      "echo err >&2; kill -TERM $$",
+    ]);
+    assertEquals([r.code, r.stdout, r.stderr], [143, "", "err\n"]);
+    const [rec] = await records(q);
+    assertEquals(rec.ended_reason, "signal:SIGTERM");
+    const loud = await roster(["exec", "--home", q, "sh", "-c", "kill -TERM $$"]);
+    assertMatch(loud.stderr, /^roster: Session \d+ ended: signal:SIGTERM\n$/);
+  });
 
   await t.step("flags after the command belong to the command (no -- needed)", async () => {
     const r = await roster(["exec", "--home", home, "sh", "-c", "exit 0", "--json"]);

@@ -17,6 +17,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const dryRun = args.has("dry-run");
   const dir = ledgerDir(ctx, args);
   const result = await cleanLedger(dir, await ctx.judge(), olderThanMs, dryRun);
+  if (args.has("quiet")) return 0;
   if (ctx.json) {
     ctx.printJson(dryRun ? { ...result, dry_run: true } : result);
     return 0;

@@ -18,6 +18,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const token = args.get("plan-token") ?? null;
   const dir = ledgerDir(ctx, args);
   const done = await declineKey(dir, await ctx.judge(), key, reason, token);
+  if (args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson(done);
   else {
     ctx.out(

@@ -9,6 +9,7 @@ export function run(ctx: Context, args: Parsed): number {
   const wanted = args.positionals[0];
   if (wanted !== undefined) setHold(dir, wanted === "on");
   const hold = holdIsOn(dir);
+  if (wanted !== undefined && args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson({ hold });
   else ctx.out(hold ? "Continuations are held." : "No hold.");
   return 0;

@@ -11,6 +11,8 @@ export function run(ctx: Context, args: Parsed): number {
   // The parser accepts only the choices spec.ts lists.
   if (wanted !== undefined && MODES.includes(wanted)) setMode(dir, wanted);
   const read = explainMode(dir);
+  // --quiet only where something was set: asking for the mode is the whole point otherwise.
+  if (wanted !== undefined && args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson(read);
   else ctx.out(`Continuations are ${read.mode}` + (read.detail ? ` (${read.detail})` : ""));
   return 0;

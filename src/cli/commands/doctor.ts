@@ -6,7 +6,7 @@
  */
 import { EXIT } from "../../exit.ts";
 import { readJson } from "../../fs/read.ts";
-import { inspectHooks, settingsPath } from "../../hooks/install.ts";
+import { hookFiles, type HookReport, inspectHooks } from "../../hooks/install.ts";
 import { HOOK_HARNESSES } from "../../hooks/recipes.ts";
 import { CONFIG_FILE, defaultLedger } from "../../continuation/ledger.ts";
 import { modeOf } from "../../continuation/schema.ts";
@@ -54,6 +54,29 @@ function hidepid(): number | null {
     }
   } catch { /* no /proc/self/mounts */ }
   return null;
+}
+
+/** The problems of one hook file, each with the command (or edit) that mends it. */
+function hookProblems(h: HookReport): Problem[] {
+  const local = h.scope === "project" && h.path.endsWith(".local.json");
+  const install = `roster hooks install ${h.scope === "project" ? "--project " : ""}${h.harness}` +
+    (h.scope === "project" ? " (in the project's directory)" : "");
+  if (h.state === "outdated") {
+    return [{
+      what: `The ${h.harness} hooks in ${h.path} are outdated: they differ from the current recipe`,
+      // roster never writes the local file: its old hooks are taken out by hand.
+      advice: local
+        ? `Remove roster's hooks from ${h.path}; ${install} puts the current ones beside it`
+        : install,
+    }];
+  }
+  if (h.state === "invalid") {
+    return [{
+      what: `The ${h.harness} settings ${h.path} cannot be read: ${h.detail}`,
+      advice: `Fix the file (it must be a JSON object), then: ${install}`,
+    }];
+  }
+  return [];
 }
 
 export async function run(ctx: Context, _args: Parsed): Promise<number> {
@@ -144,24 +167,11 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
     } else why = `${config} says ${mode}`;
   }
 
-  const user = Deno.env.get(Deno.build.os === "windows" ? "USERPROFILE" : "HOME");
-  const hooks = user === undefined
-    ? []
-    : HOOK_HARNESSES.map((h) => inspectHooks(h, settingsPath(h, user, false)));
-  for (const h of hooks) {
-    if (h.state === "outdated") {
-      problems.push({
-        what:
-          `The ${h.harness} hooks in ${h.path} are outdated: they differ from the current recipe`,
-        advice: `roster hooks install ${h.harness}`,
-      });
-    } else if (h.state === "invalid") {
-      problems.push({
-        what: `The ${h.harness} settings ${h.path} cannot be read: ${h.detail}`,
-        advice: "Fix the file (it must be a JSON object), then: roster hooks install " + h.harness,
-      });
-    }
-  }
+  // The user's hooks, and those of the project in the current directory, as each harness
+  // reads them: a project's outdated hook runs there whatever the user's file says.
+  const user = Deno.env.get(Deno.build.os === "windows" ? "USERPROFILE" : "HOME") || null;
+  const hooks = HOOK_HARNESSES.flatMap((h) => hookFiles(h, user, Deno.cwd())).map(inspectHooks);
+  for (const h of hooks) problems.push(...hookProblems(h));
 
   const report = {
     ok: problems.length === 0,
@@ -203,7 +213,7 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
       `store       ${store.alive} alive, ${store.dead} dead, ${store.unknown} unknown ` +
       `(${store.malformed} malformed)`,
       `continue    ${mode}: ${p(why)}`,
-      ...hooks.map((h) => `hooks       ${h.harness}: ${h.state} (${p(h.path)})`),
+      ...hooks.map((h) => `hooks       ${h.harness} (${h.scope}): ${h.state} (${p(h.path)})`),
       "",
       ...(problems.length === 0
         ? ["No problems found."]

@@ -95,6 +95,13 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     try {
       await markEnded(home, record, new Date().toISOString(), reason);
     } catch { /* best effort: the row is dead (exited) anyway */ }
+    // On stderr, after all of CMD's output: stdout is CMD's alone. --quiet leaves CMD's
+    // output exactly as it was.
+    if (!args.has("quiet")) {
+      const who = record.agent ? `${record.agent} session` : "Session";
+      const id = record.session_id ? ` (${record.session_id})` : "";
+      ctx.err(`roster: ${who} ${record.session_pid}${id} ended: ${reason}`);
+    }
     return status.code;
   } finally {
     for (const remove of listeners) remove();

@@ -44,6 +44,8 @@ export function run(ctx: Context, args: Parsed): number {
   const change = planChange(h, action as HookAction, path);
   const dryRun = args.has("dry-run");
   const backup = dryRun ? null : applyChange(change);
+  // A dry run's output is its whole point; otherwise --quiet silences the JSON too.
+  if (args.has("quiet") && !dryRun) return 0;
   if (ctx.json) {
     ctx.printJson({
       harness: h,
@@ -56,7 +58,7 @@ export function run(ctx: Context, args: Parsed): number {
     });
   } else if (dryRun) {
     ctx.out(change.after ?? `(${path} would be removed)`);
-  } else if (!args.has("quiet")) {
+  } else {
     const done = action === "install" ? "Installed" : "Removed";
     const where = action === "install" ? "in" : "from";
     ctx.out(
