@@ -15,6 +15,7 @@ export const EVERYWHERE: readonly string[] = [
   "tests/continuation/schema_test.ts",
   "tests/process/bsd_test.ts",
   "tests/process/darwin_test.ts",
+  "tests/process/exit_wait_test.ts",
   "tests/process/freebsd_test.ts",
   "tests/process/linux_test.ts",
   "tests/process/ps_test.ts",

@@ -456,8 +456,9 @@ export const COMMANDS: CommandSpec[] = [
       { name: "timeout", value: "DUR", help: "Give up after DUR: 500ms, 90s, 30m, 12h" },
     ],
     positionals: { name: "PID", min: 0, max: 1024, usage: "PID... | --session-id ID" },
-    details: "On Linux the kernel tells roster when a process ends (pidfd); elsewhere each pid " +
-      "is probed with a backoff from 10 ms to 250 ms. A pid with no process, or whose record's " +
+    details: "The OS tells roster when a process ends (Linux: a pidfd; macOS, FreeBSD: a " +
+      "kqueue; Windows: a process handle); where it cannot, each pid is probed with a backoff " +
+      "from 10 ms to 250 ms. A pid with no process, or whose record's " +
       `process is gone, has already ended. Exit code: ${EXIT.OK} all ended; ` +
       `${EXIT.TIMEOUT} --timeout ran out first; ${EXIT.DEAD} no live session has that --session-id.`,
     load: () => import("./commands/wait.ts"),

@@ -1,9 +1,12 @@
 /**
- * Waiting for processes that are not our children to exit. On Linux the kernel notifies
- * through a pidfd (pidfd_open + poll, through libc by FFI); elsewhere, or where that is refused,
+ * Waiting for processes that are not our children to exit, the OS's own way where it has one:
+ * Linux a pidfd (pidfd_open + poll, through libc by FFI), macOS and FreeBSD a kqueue
+ * (kqueue.ts), Windows a process handle (windows_wait.ts). Where that is missing or refused,
  * the pids are probed with a backoff from 10 ms to 250 ms.
  */
+import { kqueueAvailable, kqueueWatch } from "./kqueue.ts";
 import { isGone, type ProcessBackend } from "./types.ts";
+import { handleWaitAvailable, handleWatch } from "./windows_wait.ts";
 
 /** A watch on one process: resolves when it exits. Opened before the caller checks identity. */
 export interface ExitWatch {
@@ -47,22 +50,51 @@ function errno(lib: Libc): number {
   return p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
 }
 
-/** How waits are done here: `pidfd` (the kernel notifies) or `poll` (probing with backoff). */
-export function waitMechanism(): "pidfd" | "poll" {
-  return Deno.build.os === "linux" && openLibc() !== null ? "pidfd" : "poll";
+/** How a wait learns of an exit: the kernel tells it (`pidfd`, `kqueue`, a process `handle`), or `poll`. */
+export type WaitMechanism = "pidfd" | "kqueue" | "handle" | "poll";
+
+/** How waits are done here, the one place the mechanism is chosen by OS. */
+export function waitMechanism(): WaitMechanism {
+  switch (Deno.build.os) {
+    case "linux":
+      return openLibc() !== null ? "pidfd" : "poll";
+    case "darwin":
+    case "freebsd":
+      return kqueueAvailable() ? "kqueue" : "poll";
+    case "windows":
+      return handleWaitAvailable() ? "handle" : "poll";
+    default:
+      return "poll";
+  }
 }
 
 /**
- * Opens a watch on `pid`. With a pidfd the watch names this very process from now on, so a
- * caller that opens the watch and then checks the process's start token has no race with reuse.
+ * Opens a watch on `pid`. A pidfd or a process handle names this very process from then on
+ * (a kqueue filter too, while the process lives), so a caller that opens the watch and then
+ * checks the process's start token has no race with reuse.
  */
 export function watchExit(pid: number, backend: ProcessBackend): ExitWatch {
-  const lib = Deno.build.os === "linux" ? openLibc() : null;
-  if (lib !== null) {
-    const fd = Number(lib.symbols.syscall(BigInt(SYS_PIDFD_OPEN), BigInt(pid), 0n));
-    if (fd >= 0) return pidfdWatch(lib, pid, fd, backend);
-    if (errno(lib) === ESRCH) return goneWatch(pid);
-    // EPERM/ENOSYS (old kernel, seccomp): probe instead.
+  const gone = () => isGone(backend.probe(pid));
+  const poll = () => probeUntilGone(pid, backend);
+  switch (waitMechanism()) {
+    case "pidfd": {
+      const lib = openLibc()!;
+      const fd = Number(lib.symbols.syscall(BigInt(SYS_PIDFD_OPEN), BigInt(pid), 0n));
+      if (fd >= 0) return pidfdWatch(lib, pid, fd, backend);
+      if (errno(lib) === ESRCH) return goneWatch(pid);
+      break; // EPERM/ENOSYS (old kernel, seccomp): probe instead.
+    }
+    case "kqueue": {
+      const w = kqueueWatch(pid, gone, poll);
+      if (w === "gone") return goneWatch(pid);
+      if (w !== null) return w;
+      break;
+    }
+    case "handle": {
+      const w = handleWatch(pid, gone, poll);
+      if (w !== null) return w;
+      break;
+    }
   }
   return probeWatch(pid, backend);
 }
@@ -101,18 +133,20 @@ function pidfdWatch(lib: Libc, pid: number, fd: number, backend: ProcessBackend)
   };
 }
 
+/** Probes `pid` with a backoff from 10 ms to 250 ms until no running process holds it. */
+async function probeUntilGone(pid: number, backend: ProcessBackend): Promise<void> {
+  let delay = 10;
+  while (!isGone(backend.probe(pid))) {
+    await new Promise((ok) => setTimeout(ok, delay));
+    delay = Math.min(delay * 2, 250);
+  }
+}
+
 function probeWatch(pid: number, backend: ProcessBackend): ExitWatch {
-  const gone = isGone(backend.probe(pid));
   return {
     pid,
-    gone,
-    async exited() {
-      let delay = 10;
-      while (!isGone(backend.probe(pid))) {
-        await new Promise((ok) => setTimeout(ok, delay));
-        delay = Math.min(delay * 2, 250);
-      }
-    },
+    gone: isGone(backend.probe(pid)),
+    exited: () => probeUntilGone(pid, backend),
     close() {},
   };
 }

@@ -73,6 +73,32 @@ Deno.test({
         assertEquals(rowOf(await json<Row[]>(home, ["list", "--all"]), ping.pid), undefined);
       });
 
+      await t.step(
+        "wait: a process handle says when the session ends; --timeout is 124",
+        async () => {
+          await using ping = spawnPing();
+          const waiting = rosterWin(["wait", String(ping.pid), "--home", home, "--json"]);
+          // Long enough for deno.exe to start under Wine and open the handle.
+          await sleep(3_000);
+          await ping.kill();
+          const r = await waiting;
+          assertEquals(r.code, 0, r.stderr);
+          const out = JSON.parse(r.stdout);
+          assertEquals([out.outcome, out.mechanism], ["exited", "handle"]);
+          assertEquals(out.pids, [{ pid: ping.pid, exited: true }]);
+          await using other = spawnPing();
+          const late = await rosterWin([
+            "wait",
+            String(other.pid),
+            "--home",
+            home,
+            "--timeout",
+            "1s",
+          ]);
+          assertEquals(late.code, 124, late.stderr);
+        },
+      );
+
       await t.step("check answers for a registered live session", async () => {
         await using ping = spawnPing();
         await json(home, ["register", "--pid", String(ping.pid)]);

@@ -1,7 +1,7 @@
 /**
  * `roster wait PID... | --session-id ID [--timeout DUR]`: blocks until the processes end.
- * On Linux the kernel says when (a pidfd per process, polled on a thread: no wake-ups while
- * waiting); elsewhere each pid is probed with a backoff (10 ms to 250 ms).
+ * The OS says when (process/exit_wait.ts: a pidfd, a kqueue or a process handle per process,
+ * waited on a thread: no wake-ups while waiting); elsewhere each pid is probed with a backoff.
  */
 import { EXIT } from "../../exit.ts";
 import { RosterError, UsageError } from "../../errors.ts";
@@ -99,7 +99,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     const running = watched.filter((p) => !ended.has(p));
     throw new TimeoutError(`Timed out after ${timeoutText}: still running: ${running.join(" ")}`);
   }
-  // The pending polls run on threads that never return for a live process: exit now.
+  // The pending waits run on threads that never return for a live process: exit now.
   for (const w of watches) w.close();
   return 0;
 }

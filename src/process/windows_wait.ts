@@ -1,0 +1,89 @@
+/**
+ * Waiting for a process to exit on Windows: a handle opened with SYNCHRONIZE is signalled when
+ * the process ends, and WaitForSingleObject, run on a thread by FFI, returns then (nothing
+ * polls). The handle also keeps the pid from being reused while it is open. Tested for real
+ * under Wine (tests/windows/wait_test.ts).
+ */
+import type { ExitWatch } from "./exit_wait.ts";
+
+export const SYNCHRONIZE = 0x0010_0000;
+export const PROCESS_QUERY_LIMITED_INFORMATION = 0x1000;
+export const INFINITE = 0xffff_ffff;
+export const WAIT_OBJECT_0 = 0;
+export const WAIT_TIMEOUT = 0x102;
+
+/** What WaitForSingleObject's return value says: the process ended, or not yet, or no answer. */
+export function judgeWait(code: number): "exited" | "running" | "failed" {
+  if (code === WAIT_OBJECT_0) return "exited";
+  return code === WAIT_TIMEOUT ? "running" : "failed";
+}
+
+const SYMBOLS = {
+  OpenProcess: { parameters: ["u32", "i32", "u32"], result: "pointer" },
+  WaitForSingleObject: { parameters: ["pointer", "u32"], result: "u32", nonblocking: true },
+  CloseHandle: { parameters: ["pointer"], result: "i32" },
+} as const;
+
+type Lib = Deno.DynamicLibrary<typeof SYMBOLS>;
+let lib: Lib | null | undefined;
+
+function openLib(): Lib | null {
+  if (lib !== undefined) return lib;
+  try {
+    lib = Deno.build.os === "windows" &&
+        Deno.permissions.querySync({ name: "ffi" }).state === "granted"
+      ? Deno.dlopen("kernel32.dll", SYMBOLS)
+      : null;
+  } catch {
+    lib = null;
+  }
+  return lib;
+}
+
+/** Whether process-handle waits work here (Windows, with FFI). */
+export function handleWaitAvailable(): boolean {
+  return openLib() !== null;
+}
+
+/**
+ * A watch on `pid` through a process handle; null when none could be opened (no such process,
+ * or no access: the caller probes, which tells the two apart). `poll` waits by probing, for a
+ * wait that fails.
+ */
+export function handleWatch(
+  pid: number,
+  gone: () => boolean,
+  poll: () => Promise<void>,
+): ExitWatch | null {
+  const k = openLib();
+  if (k === null || !Number.isSafeInteger(pid) || pid < 0 || pid > 0xffff_ffff) return null;
+  const handle = k.symbols.OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+  if (handle === null) return null;
+  let open = true;
+  let pending = false;
+  let done: Promise<void> | undefined;
+  return {
+    pid,
+    // Read with the handle open: the pid names this process until it is closed.
+    gone: gone(),
+    exited() {
+      done ??= (async () => {
+        pending = true;
+        try {
+          const verdict = judgeWait(await k.symbols.WaitForSingleObject(handle, INFINITE));
+          if (verdict !== "exited") await poll();
+        } finally {
+          pending = false;
+          if (!open) k.symbols.CloseHandle(handle);
+        }
+      })();
+      return done;
+    },
+    close() {
+      if (!open) return;
+      open = false;
+      // Closing a handle a wait is pending on is undefined behaviour: the wait's end closes it.
+      if (!pending) k.symbols.CloseHandle(handle);
+    },
+  };
+}
