@@ -4,6 +4,7 @@
  * lazily, so a command pays only for its own code at start-up.
  */
 import { EXIT, VERDICT_EXIT } from "../exit.ts";
+import { SESSION_ID_VARS } from "../registry/owner.ts";
 import type { Parsed } from "./args.ts";
 import type { Context } from "./context.ts";
 
@@ -99,7 +100,8 @@ export const COMMANDS: CommandSpec[] = [
       {
         name: "session-id",
         value: "ID",
-        help: "Harness session id (else $ROSTER_SESSION_ID, $CLAUDE_CODE_SESSION_ID)",
+        help: "Harness session id (else $ROSTER_SESSION_ID, or the owner harness's own: " +
+          Object.values(SESSION_ID_VARS).flat().map((v) => `$${v}`).join(", ") + ")",
       },
       {
         name: "cwd",

@@ -8,6 +8,7 @@ import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { NO_PID, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
 import { COMMANDS } from "../../src/cli/spec.ts";
+import { SESSION_ID_VARS } from "../../src/registry/owner.ts";
 
 Deno.test("consistency across commands", async (t) => {
   await using dir = await tempDir();
@@ -129,5 +130,16 @@ Deno.test("consistency across commands", async (t) => {
     const bad = await roster(["schema", "rows"]);
     assertEquals(bad.code, 2);
     assertMatch(bad.stderr, /Invalid NAME: expected one of /);
+  });
+
+  await t.step("register --help names every variable a session id is read from", async () => {
+    const r = await roster(["register", "--help"]);
+    assertEquals(r.code, 0, r.stderr);
+    const help = r.stdout.replace(/\s+/g, " ");
+    const read = ["ROSTER_SESSION_ID", ...Object.values(SESSION_ID_VARS).flat()];
+    // The harnesses' own, as docs/hooks.md lists them, whatever owner.ts holds today.
+    for (const v of new Set([...read, "CODEX_THREAD_ID", "GEMINI_SESSION_ID"])) {
+      assert(help.includes(`$${v}`), `--session-id's help does not name $${v}: ${help}`);
+    }
   });
 });
