@@ -24,6 +24,7 @@ const REASON = {
     "rebooted",
     "parked",
     "resumed",
+    "hosted",
     "other-host",
     "unverifiable",
     "unsupported",
@@ -95,6 +96,8 @@ const RECORD_PROPS: Record<string, Schema> = {
   parked_at: ntime,
   successor: orNull(SESSION_LINK),
   continuation: orNull(CONTINUATION_HOLD),
+  /** The pid is a shared server hosting this session among others (Codex's app-server). */
+  hosted: bool,
 };
 /** Fields a record written by an older roster lacks. */
 const RECORD_OPTIONAL = [
@@ -105,6 +108,7 @@ const RECORD_OPTIONAL = [
   "parked_at",
   "successor",
   "continuation",
+  "hosted",
 ];
 
 const ROW_EXTRA = {

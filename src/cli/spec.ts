@@ -191,6 +191,11 @@ export const COMMANDS: CommandSpec[] = [
     summary: "Remove the calling session's record (for session-end hooks)",
     flags: [
       { ...PID, help: "The session's pid (resolved as register does)" },
+      {
+        name: "session-id",
+        value: "ID",
+        help: "The session, where the pid is a shared server hosting many (Codex's app-server)",
+      },
       QUIET,
     ],
     details: "Removes the record only while it is still that process's (same pid and start " +

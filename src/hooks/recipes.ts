@@ -95,7 +95,11 @@ export const RECIPES: Record<Harness, Recipe> = {
         }],
       },
       SessionEnd: {
-        hooks: [{ type: "command", command: "roster unregister --quiet", timeout: 10 }],
+        hooks: [{
+          type: "command",
+          command: "roster unregister --quiet --session-id \"$(jq -r '.session_id // empty')\"",
+          timeout: 10,
+        }],
       },
     },
   },

@@ -17,6 +17,8 @@ export type Reason =
   /** The registry's lifecycle: set aside on purpose (`park`), or continued by a successor. */
   | "parked"
   | "resumed"
+  /** The pid is a shared server hosting the session: it runs, whether the session does or not. */
+  | "hosted"
   | "other-host"
   | "unverifiable"
   | "unsupported"

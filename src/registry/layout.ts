@@ -1,6 +1,7 @@
 /**
- * Where the registry keeps its files: `<home>/sessions/<host directory>/<pid>.json`. The
- * host directory is named after the host (hostDirName); nothing else names files here.
+ * Where the registry keeps its files: `<home>/sessions/<host directory>/<pid>.json`, and
+ * `<pid>.<session key>.json` for each session a shared server hosts. The host directory is
+ * named after the host (hostDirName); nothing else names files here.
  */
 import { join } from "../fs/dir.ts";
 import { TEMP_SUFFIX } from "../fs/write.ts";
@@ -34,6 +35,29 @@ export function hostDirPath(home: string, dirName: string): string {
 /** The path of `host`'s host directory. */
 export function hostDir(home: string, host: string): string {
   return hostDirPath(home, hostDirName(host));
+}
+
+/**
+ * Pure: the key of a session id in a file name, 32 hex digits (two 64-bit FNV-1a hashes):
+ * session ids are any text, file names are not. Never the length of an ended record's suffix
+ * (lifecycle.ts endedName), so the two cannot collide.
+ */
+export function sessionKey(sessionId: string): string {
+  const bytes = new TextEncoder().encode(sessionId);
+  const fnv = (basis: bigint) => {
+    let h = basis;
+    for (const b of bytes) h = BigInt.asUintN(64, (h ^ BigInt(b)) * 0x100000001b3n);
+    return h.toString(16).padStart(16, "0");
+  };
+  return fnv(0xcbf29ce484222325n) + fnv(0x84222325cbf29ce4n);
+}
+
+/**
+ * The file name of a record: `<pid>.json`, or for a session a shared server hosts (the pid is
+ * the server's, shared by all its sessions), `<pid>.<sessionKey>.json`.
+ */
+export function recordName(pid: number, hostedSession: string | null = null): string {
+  return hostedSession === null ? `${pid}.json` : `${pid}.${sessionKey(hostedSession)}.json`;
 }
 
 export function recordPath(home: string, host: string, pid: number): string {

@@ -21,13 +21,18 @@ export function retentionMs(env: (name: string) => string | undefined): number {
 /**
  * The lifecycle overrides the process's liveness: a resumed session lives on in its successor
  * and a parked one is set aside on purpose, so neither is ever live, whatever holds its pid.
+ * A session a shared server hosts is not known to be live while its server runs (the server
+ * outlives the session's terminal and keeps it loaded): `unknown (hosted)`, never `alive`.
  */
 export function lifecycleVerdict(
-  record: { successor?: SessionLink | null; parked_at?: string | null },
+  record: { successor?: SessionLink | null; parked_at?: string | null; hosted?: boolean },
   judged: Verdict,
 ): Verdict {
   if (record.successor) return { liveness: "dead", reason: "resumed" };
   if (record.parked_at) return { liveness: "dead", reason: "parked" };
+  if (record.hosted && judged.liveness === "alive") {
+    return { liveness: "unknown", reason: "hosted" };
+  }
   return judged;
 }
 

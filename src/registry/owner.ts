@@ -71,14 +71,33 @@ function agentOfPath(path: string): string | null {
   return null;
 }
 
+/**
+ * Harness processes that host many sessions at once, by agent and the argument that marks
+ * them: Codex's `codex app-server` (by default every session of a CODEX_HOME, and its hooks,
+ * run inside one, which outlives the terminals). Such a process is no session's owner alone.
+ */
+const SERVERS: ReadonlyArray<readonly [agent: string, arg: string]> = [["codex", "app-server"]];
+
 interface HarnessMatch {
   agent: string;
   /** The interpreter the harness runs on (node, bun, python3, ...), or null when native. */
   runtime: string | null;
+  /** A shared server hosting many sessions (SERVERS): its life says nothing of one session. */
+  hosted?: boolean;
 }
 
-/** Pure: does this process look like a known harness? */
+/** Pure: whether a harness process is a shared server (SERVERS) rather than one session. */
+function isServer(agent: string, argv: string[] | null): boolean {
+  return SERVERS.some(([a, arg]) => a === agent && (argv?.slice(1).includes(arg) ?? false));
+}
+
+/** Pure: does this process look like a known harness, and is it a shared server? */
 export function matchHarness(name: string | null, cmd: ProcessCommand): HarnessMatch | null {
+  const found = matchAgent(name, cmd);
+  return found && isServer(found.agent, cmd.argv) ? { ...found, hosted: true } : found;
+}
+
+function matchAgent(name: string | null, cmd: ProcessCommand): HarnessMatch | null {
   const candidates = [cmd.exe, name, cmd.argv?.[0]];
   for (const c of candidates) {
     if (!c) continue;
@@ -270,6 +289,13 @@ export function endHookPid(
   if (near) return { pid: near.info.pid, inherited: false };
   if (named) return { pid: named.pid, inherited: true };
   throw new NoOwnerError();
+}
+
+/** Whether the process `pid` is a shared server hosting many sessions (SERVERS). */
+export function hostsSessions(backend: ProcessBackend, pid: number): boolean {
+  const p = backend.probe(pid);
+  const name = p.kind === "exists" ? p.info.name : null;
+  return matchHarness(name, backend.command(pid))?.hosted === true;
 }
 
 /**

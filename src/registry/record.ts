@@ -40,6 +40,12 @@ export interface SessionRecord extends ProcessIdentity {
   schema: 1;
   pid_source: PidSource;
   pid_verified: boolean;
+  /**
+   * The pid is a shared server hosting this session among others (Codex's app-server): the
+   * record is filed per session, and the server running says nothing of this session.
+   * Optional when read (older records lack it: false), always written.
+   */
+  hosted: boolean;
   process_started_at: string | null;
   machine_id: string | null;
   pid_ns: string | null;
@@ -110,6 +116,7 @@ const token = (v: unknown) =>
 
 /** Fields added with the lifecycle: absent means null; present must be well formed. */
 const OPTIONAL_FIELDS: [keyof SessionRecord, Check][] = [
+  ["hosted", (v) => typeof v === "boolean"],
   ["model", nullableStr],
   ["native_session_id", nullableStr],
   ["ended_at", (v) => v === null || time(v)],
@@ -152,6 +159,7 @@ export function validateRecord(
     session_pid: obj.session_pid as number,
     pid_source: obj.pid_source as PidSource,
     pid_verified: obj.pid_verified as boolean,
+    hosted: obj.hosted === true,
     start_token: obj.start_token as string | null,
     process_started_at: obj.process_started_at as string | null,
     boot_id: obj.boot_id as string | null,
@@ -233,5 +241,7 @@ export function buildRecord(input: RecordInput): SessionRecord {
     ...NO_LIFECYCLE,
     model: flags.model || env("ROSTER_MODEL") || null,
     native_session_id: flags.nativeSessionId || env("ROSTER_NATIVE_SESSION_ID") || null,
+    // Last: the field came after the others, and files keep their order.
+    hosted: owner.harness?.hosted === true,
   };
 }

@@ -29,6 +29,7 @@ const NULL_RECORD: Readonly<{ [K in keyof SessionRecord]: null }> = {
   session_pid: null,
   pid_source: null,
   pid_verified: null,
+  hosted: null,
   start_token: null,
   process_started_at: null,
   boot_id: null,

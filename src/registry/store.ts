@@ -13,7 +13,14 @@ import type { LivenessJudge } from "../identity/liveness.ts";
 import { pause } from "../pause.ts";
 import type { Probe } from "../process/types.ts";
 import { parseTime } from "../time.ts";
-import { hostDirName, hostDirPath, sessionsDir, STORED_NAME, TEMP_NAME } from "./layout.ts";
+import {
+  hostDirName,
+  hostDirPath,
+  recordName,
+  sessionsDir,
+  STORED_NAME,
+  TEMP_NAME,
+} from "./layout.ts";
 import {
   cleanupAction,
   DEFAULT_RETENTION_MS,
@@ -141,17 +148,21 @@ export function readRows(home: string, judge: LivenessJudge): Row[] {
   return linkChain(sortRows(rows));
 }
 
-/** This host's record for `pid`, judged now with a fresh probe; null when there is none. */
+/**
+ * This host's record for `pid` (with `hostedSession`, the record of that session hosted by the
+ * shared server `pid`), judged now with a fresh probe; null when there is none.
+ */
 export function readRecordRow(
   home: string,
   host: string,
   pid: number,
   judge: LivenessJudge,
+  hostedSession: string | null = null,
 ): Row | null {
   const root = openStore(home, false);
   const dir = root === null ? null : hostDirIn(root, host, false);
   if (dir === null) return null;
-  const entry = readEntry(dir, hostDirName(host), `${pid}.json`);
+  const entry = readEntry(dir, hostDirName(host), recordName(pid, hostedSession));
   return entry === null ? null : toRow(entry, judge, true);
 }
 
@@ -171,6 +182,10 @@ export interface Keeping {
 
 const recordJson = (record: SessionRecord) => JSON.stringify(record, null, 2) + "\n";
 
+/** The file name a record is written under (layout.ts recordName). */
+const fileOf = (record: SessionRecord) =>
+  recordName(record.session_pid, record.hosted ? record.session_id : null);
+
 /**
  * Writes (or refreshes) one record, then looks after ended records of this host under the
  * same lock, best effort: a failure while cleaning never fails the registration. When the
@@ -186,10 +201,11 @@ export async function writeRecord(
   const root = openStore(home, true)!;
   const dir = hostDirIn(root, record.host, true)!;
   const dirName = hostDirName(record.host);
-  const path = join(dir, `${record.session_pid}.json`);
+  const name = fileOf(record);
+  const path = join(dir, name);
   return await withLock(dir, () => {
     pause("register:after-lock", home);
-    moveAsideEnded(dir, dirName, record, judge, now);
+    moveAsideEnded(dir, dirName, name, record, judge, now);
     // No fsync: only a power loss could tear this write, and a power loss ends the session
     // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
     writeAtomic(path, recordJson(record), false, () => pause("register:before-rename", home));
@@ -202,7 +218,7 @@ export async function writeRecord(
         (row) => cleanupAction(row, now, keeping.retentionMs, keeping.held),
         {
           limit: REGISTER_CLEANUP_LIMIT,
-          skip: `${record.session_pid}.json`,
+          skip: name,
           now,
         },
       );
@@ -228,13 +244,13 @@ export async function markEnded(
   const dir = root === null ? null : hostDirIn(root, record.host, false);
   if (dir === null) return false;
   return await withLock(dir, () => {
-    const entry = readEntry(dir, dirName, `${record.session_pid}.json`);
+    const entry = readEntry(dir, dirName, fileOf(record));
     if (entry === null || !entry.ok || entry.record.start_token !== record.start_token) {
       return false;
     }
     const ended = { ...entry.record, ended_at: endedAt, ended_reason: reason };
     writeAtomic(
-      join(dir, `${record.session_pid}.json`),
+      entry.path,
       JSON.stringify(ended, null, 2) + "\n",
       false,
     );
@@ -243,18 +259,20 @@ export async function markEnded(
 }
 
 /**
- * The caller holds the lock. When `<pid>.json` is the record of another process (another
- * start token or boot) that has ended, it is kept under a name of its own, stamped as ended,
- * so that registering a new session under a reused pid never erases what a restore needs.
+ * The caller holds the lock. When `name` (the file `record` goes to) is the record of another
+ * process (another start token or boot) that has ended, it is kept under a name of its own,
+ * stamped as ended, so that registering a new session under a reused pid never erases what a
+ * restore needs.
  */
 function moveAsideEnded(
   dir: string,
   dirName: string,
+  name: string,
   record: SessionRecord,
   judge: LivenessJudge,
   now: number,
 ) {
-  const old = readEntry(dir, dirName, `${record.session_pid}.json`);
+  const old = readEntry(dir, dirName, name);
   if (old === null || !old.ok) return;
   const same = old.record.start_token === record.start_token &&
     old.record.boot_id === record.boot_id;
@@ -263,8 +281,10 @@ function moveAsideEnded(
   if (row.liveness !== "dead") return;
   const ended = stamped(old.record, row, now);
   for (let i = 0; i < 5; i++) {
-    const name = endedName(record.session_pid, old.record.registered_at, randomSuffix());
-    const target = join(dir, name);
+    const target = join(
+      dir,
+      endedName(record.session_pid, old.record.registered_at, randomSuffix()),
+    );
     try {
       Deno.lstatSync(target);
       continue;
@@ -536,6 +556,7 @@ export function mayUnregister(row: Row, probe: Probe): boolean {
   if (row.malformed) return false;
   switch (row.reason) {
     case "running":
+    case "hosted": // the same server process still holds the pid: the named session's record
     case "exited":
     case "zombie":
       return true;
@@ -552,7 +573,8 @@ type RemoveOutcome =
   | { outcome: "removed" | "kept"; row: Row };
 
 /**
- * Removes the record of `pid` on `host` if `isTheirs` says so, holding the host directory's
+ * Removes the record of `pid` on `host` (with `hostedSession`, that session's record on the
+ * shared server `pid`) if `isTheirs` says so, holding the host directory's
  * lock, with the record re-read and re-judged (fresh probe) right before removal: a record a
  * newer session has just rewritten is judged as it is now. Never creates the store: with no
  * record there is nothing to lock.
@@ -563,14 +585,15 @@ export async function removeRecordIf(
   pid: number,
   judge: LivenessJudge,
   isTheirs: (row: Row) => boolean,
+  hostedSession: string | null = null,
 ): Promise<RemoveOutcome> {
   const root = openStore(home, false);
   const dir = root === null ? null : hostDirIn(root, host, false);
-  if (dir === null || readRecordRow(root!, host, pid, judge) === null) {
+  if (dir === null || readRecordRow(root!, host, pid, judge, hostedSession) === null) {
     return { outcome: "no-record", row: null };
   }
   return await withLock(dir, (): RemoveOutcome => {
-    const row = readRecordRow(root!, host, pid, judge);
+    const row = readRecordRow(root!, host, pid, judge, hostedSession);
     if (row === null) return { outcome: "no-record", row: null };
     if (!isTheirs(row)) return { outcome: "kept", row };
     try {

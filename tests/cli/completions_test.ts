@@ -96,6 +96,7 @@ const CASES: [line: string, offered: string[]][] = [
     "--help",
     "--pid",
     "--quiet",
+    "--session-id",
     "--version",
   ]],
   ["roster continuation-plan --cause ", ["hard", "signal"]],

@@ -30,6 +30,7 @@ function row(over: Partial<Row>): Row {
     session_pid: 100,
     pid_source: "flag",
     pid_verified: false,
+    hosted: false,
     start_token: "1",
     process_started_at: "2026-01-02T03:04:05.500Z",
     boot_id: null,

@@ -1,13 +1,16 @@
 /**
  * The Codex recipe of docs/hooks.md, end to end: its SessionStart command run through `sh -c`
- * under a stand-in `codex` process, with the hook's JSON on stdin as Codex passes it.
+ * under a stand-in `codex` process, with the hook's JSON on stdin as Codex passes it; and the
+ * same under a stand-in of Codex's shared server (`codex app-server`, its default mode), which
+ * hosts many sessions and outlives their terminals.
  */
-import { assertEquals } from "../assert.ts";
+import { assertEquals, assertMatch } from "../assert.ts";
 import { installed, rosterJson, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
 import { Harness, hookCommands, installRoster, recipe, recipeEnv, standIn } from "./harness.ts";
 
 const [START] = hookCommands(recipe("codex"), "SessionStart");
+const [END] = hookCommands(recipe("codex"), "SessionEnd");
 const hasJq = installed("jq");
 
 Deno.test("recipe: Codex SessionStart registers the codex process", async (t) => {
@@ -58,4 +61,68 @@ Deno.test("recipe: Codex SessionStart registers the codex process", async (t) =>
       assertEquals(await rows(), []);
     },
   );
+});
+
+Deno.test({
+  name: "recipe: Codex's shared server: one record per hosted session, never alive on its word",
+  async fn(t) {
+    await using dir = await tempDir("roster-recipe-");
+    const home = `${dir.path}/home`;
+    installRoster(dir.path);
+    const env = recipeEnv(dir.path, home);
+    await using server = Harness.start(standIn(dir.path, "codex"), env, dir.path, ["app-server"]);
+    const input = (id: string, event: string) =>
+      JSON.stringify({ session_id: id, hook_event_name: event, source: "startup" });
+    const rows = () => rosterJson<Row[]>(home, ["list", "--all"]);
+    const summary = async () =>
+      (await rows()).map((x) => [x.session_pid, x.session_id, x.hosted, x.liveness, x.reason])
+        .sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+
+    await t.step("two sessions of one server: two records, unknown (hosted)", async () => {
+      for (const id of ["thread-a", "thread-b"]) {
+        const r = await server.hook(START, input(id, "SessionStart"));
+        assertEquals([r.code, r.stdout, r.stderr], [0, "", ""]);
+      }
+      assertEquals(await summary(), [
+        [server.pid, "thread-a", true, "unknown", "hosted"],
+        [server.pid, "thread-b", true, "unknown", "hosted"],
+      ]);
+    });
+
+    await t.step("the start hook again (resume) refreshes its own record only", async () => {
+      assertEquals((await server.hook(START, input("thread-a", "SessionStart"))).code, 0);
+      assertEquals((await rows()).length, 2);
+    });
+
+    await t.step("whoami from a tool under the server names the tool's own session", async () => {
+      for (const id of ["thread-a", "thread-b"]) {
+        const r = await server.hook(`CODEX_THREAD_ID=${id} roster whoami --json`);
+        assertEquals(r.code, 0, r.stderr);
+        assertEquals(JSON.parse(r.stdout).session_id, id);
+      }
+    });
+
+    await t.step("a start hook with no session id cannot say which session: exit 2", async () => {
+      const r = await server.hook(START, "{}");
+      assertEquals(r.code, 2);
+      assertMatch(r.stderr, /Missing --session-id: pid \d+ \(codex\) is a shared server/);
+      assertEquals((await rows()).length, 2);
+    });
+
+    await t.step("the end hook removes its session's record, not the other's", async () => {
+      const r = await server.hook(END, input("thread-a", "SessionEnd"));
+      assertEquals([r.code, r.stdout, r.stderr], [0, "", ""]);
+      assertEquals(await summary(), [[server.pid, "thread-b", true, "unknown", "hosted"]]);
+    });
+
+    await t.step(
+      "once the server is gone its sessions are dead, and prune removes them",
+      async () => {
+        await server.crash();
+        assertEquals((await summary()).map((x) => x.slice(3)), [["dead", "exited"]]);
+        await rosterJson(home, ["prune"]);
+        assertEquals(await rows(), []);
+      },
+    );
+  },
 });

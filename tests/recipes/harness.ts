@@ -90,9 +90,15 @@ export class Harness implements AsyncDisposable {
     this.#reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   }
 
-  static start(path: string, env: Record<string, string>, dir: string): Harness {
+  /** `args` follow `-s`: bash takes them as its positional parameters (e.g. `app-server`). */
+  static start(
+    path: string,
+    env: Record<string, string>,
+    dir: string,
+    args: string[] = [],
+  ): Harness {
     const child = new Deno.Command(path, {
-      args: ["-s"],
+      args: ["-s", ...args],
       env,
       clearEnv: true,
       stdin: "piped",

@@ -22,6 +22,14 @@ Deno.test("matchHarness", async (t) => {
         runtime: null,
       }),
   );
+  await t.step("Codex's shared server (app-server) hosts sessions; its TUI does not", () => {
+    const exe = "/opt/codex/vendor/x86_64-unknown-linux-musl/codex/codex";
+    const argv = [exe, "app-server", "--listen", "unix://", "--managed-daemon"];
+    assertEquals(m("codex", exe, argv), { agent: "codex", runtime: null, hosted: true });
+    assertEquals(m("codex", exe, [exe, "--no-daemon"]), { agent: "codex", runtime: null });
+    // A word in the first place is the program, not its argument.
+    assertEquals(m("codex", exe, ["app-server"]), { agent: "codex", runtime: null });
+  });
   await t.step(
     "process name alone",
     () => assertEquals(m("claude", null, null), { agent: "claude", runtime: null }),

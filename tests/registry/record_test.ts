@@ -27,6 +27,7 @@ export const goodRecord = (pid = 42) => ({
   registered_at: "2026-11-29T10:00:01.000Z",
   registrar: { pid: 7, version: "0.1.0", path: "/x" },
   ...NO_LIFECYCLE,
+  hosted: false,
 });
 
 Deno.test("validateRecord", async (t) => {
@@ -134,6 +135,7 @@ Deno.test("buildRecord: what register writes", async (t) => {
       registered_at: "2026-11-29T10:00:01.000Z",
       registrar: { pid: 7, version: "0.1.0", path: "/x" },
       ...NO_LIFECYCLE,
+      hosted: false,
     });
     assert("record" in validateRecord(JSON.parse(JSON.stringify(r)), 42));
   });

@@ -93,6 +93,7 @@ Deno.test("200 exited pids are dead/exited", async () => {
         session_pid: s.pid,
         pid_source: "flag",
         pid_verified: false,
+        hosted: false,
         start_token: p.info.startToken,
         process_started_at: null,
         boot_id: backend.bootId(),

@@ -1,6 +1,7 @@
 import { envVar } from "../../env.ts";
 /** `roster register`: record the calling agent session (a refresh when it exists). */
 import { UsageError } from "../../errors.ts";
+import { printable } from "../terminal.ts";
 import { resolveOwner } from "../../registry/owner.ts";
 import { buildRecord } from "../../registry/record.ts";
 import { recordRow } from "../../registry/row.ts";
@@ -84,6 +85,14 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     now: Date.now(),
     registrar: { pid: Deno.pid, version: VERSION, path: registrarPath() },
   });
+  if (record.hosted && record.session_id === null) {
+    // Its sessions are filed by id: without one, this one would take another's place.
+    throw new UsageError(
+      `Missing --session-id: pid ${owner.pid} (${
+        printable(record.agent)
+      }) is a shared server hosting many sessions, so only a session id says which one this is`,
+    );
+  }
   const path = await writeRecord(ctx.home, record, judge, keeping());
   const row = recordRow(record, judge.verdict(record), path);
   if (args.has("quiet")) return 0;

@@ -4,7 +4,12 @@
  */
 import { EnvEncodingError, envVar } from "../../env.ts";
 import type { ProcessBackend } from "../../process/types.ts";
-import { declaredElsewhere, endHookPid, NoOwnerError } from "../../registry/owner.ts";
+import {
+  declaredElsewhere,
+  endHookPid,
+  hostsSessions,
+  NoOwnerError,
+} from "../../registry/owner.ts";
 import { mayUnregister, removeRecordIf } from "../../registry/store.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
@@ -53,6 +58,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     if (!args.has("quiet")) ctx.err(`roster: Nothing to unregister: ${err.message}`);
     return 0;
   }
+  // A shared server's sessions are filed by session id (registry/layout.ts recordName).
+  const hosted = hostsSessions(judge.backend, pid) ? args.get("session-id") || null : null;
   const result = await removeRecordIf(
     ctx.home,
     ctx.host,
@@ -61,6 +68,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     (row) =>
       mayUnregister(row, judge.probe(pid)) &&
       !(inherited && declaredElsewhere(row.session_id, readableVar)),
+    hosted,
   );
   if (args.has("quiet")) return 0;
   if (ctx.json) {

@@ -1,7 +1,7 @@
 /** `roster whoami`: the registered live session that owns the calling process. */
 import { envVar } from "../../env.ts";
 import { RosterError } from "../../errors.ts";
-import { ancestors, DECLARED_SESSION_VARS } from "../../registry/owner.ts";
+import { ancestors, DECLARED_SESSION_VARS, hostsSessions } from "../../registry/owner.ts";
 import type { Row } from "../../registry/row.ts";
 import type { LivenessJudge } from "../../identity/liveness.ts";
 import { forEachRow, readRecordRow } from "../../registry/store.ts";
@@ -17,11 +17,15 @@ import { printable } from "../terminal.ts";
  */
 export async function run(ctx: Context, _args: Parsed): Promise<number> {
   const judge = await ctx.judge();
-  for (const info of ancestors(judge.backend, Deno.ppid)) {
-    const row = readRecordRow(ctx.home, ctx.host, info.pid, judge);
-    // "running": the record has a start token and it matches the process's now; verified:
-    // the process registered itself (or a descendant did), not a pid someone else named.
-    if (row === null || row.reason !== "running" || row.pid_verified !== true) continue;
+  const backend = judge.cachedBackend();
+  for (const info of ancestors(backend, Deno.ppid)) {
+    const row = readRecordRow(ctx.home, ctx.host, info.pid, judge) ??
+      (hostsSessions(backend, info.pid) ? hostedRow(ctx, judge, info.pid) : null);
+    // "running" (or "hosted", its server's): the record has a start token and it matches the
+    // process's now; verified: the process registered itself (or a descendant did), not a pid
+    // someone else named.
+    const own = row?.reason === "running" || row?.reason === "hosted";
+    if (row === null || !own || row.pid_verified !== true) continue;
     if (ctx.json) ctx.printJson(row);
     else {
       ctx.out(
@@ -47,6 +51,19 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
   throw new NotFoundError(
     "No registered live session owns this process: none of its ancestors registered itself",
   );
+}
+
+/**
+ * The caller runs under a shared server (Codex's app-server) that hosts many sessions: its own
+ * is the one the harness declares to its tools ($CODEX_THREAD_ID, ...), filed under the server.
+ */
+function hostedRow(ctx: Context, judge: LivenessJudge, pid: number): Row | null {
+  for (const name of DECLARED_SESSION_VARS) {
+    const id = envVar(name);
+    const row = id ? readRecordRow(ctx.home, ctx.host, pid, judge, id) : null;
+    if (row !== null) return row;
+  }
+  return null;
 }
 
 /**
