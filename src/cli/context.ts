@@ -8,6 +8,8 @@ import { hostIdentity, hostKey } from "../identity/identity.ts";
 import { LivenessJudge } from "../identity/liveness.ts";
 import type { ProcessBackend } from "../process/types.ts";
 import { checkHome, denoEnv, resolveHome } from "../registry/home.ts";
+import { DECLARED_SESSION_VARS } from "../registry/owner.ts";
+import { envVar } from "../env.ts";
 import type { Parsed } from "./args.ts";
 import { printableLines, terminalJson } from "./terminal.ts";
 
@@ -92,7 +94,7 @@ export class Context {
   judge(): Promise<LivenessJudge> {
     return this.#judge ??= this.backend().then((b) => {
       this.#host ??= hostKey(Deno.build.os, hostname(), b.machineId?.() ?? null);
-      return new LivenessJudge(b, hostIdentity(b, this.#host));
+      return new LivenessJudge(b, hostIdentity(b, this.#host), declaredSessions());
     });
   }
 
@@ -158,4 +160,20 @@ export function registrarPath(): string {
     return decodeURIComponent(main.slice(Deno.build.os === "windows" ? 8 : 7));
   }
   return exe;
+}
+
+/**
+ * The session ids the caller's harnesses declare to it ($CODEX_THREAD_ID, ...): the sessions it
+ * runs inside, which `list` recognises from a sandbox (identity/liveness.ts ownSessionVerdict).
+ * A value that is not UTF-8 declares nothing.
+ */
+function declaredSessions(): Set<string> {
+  const ids = new Set<string>();
+  for (const name of DECLARED_SESSION_VARS) {
+    try {
+      const v = envVar(name);
+      if (v) ids.add(v);
+    } catch { /* not UTF-8: no session id */ }
+  }
+  return ids;
 }

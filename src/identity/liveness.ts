@@ -19,7 +19,14 @@ export type Reason =
   | "resumed"
   /** The pid is a shared server hosting the session: it runs, whether the session does or not. */
   | "hosted"
+  /**
+   * Seen from another pid namespace of the same machine (a sandbox, a container): the caller's
+   * own session, which it declares (registry/owner.ts DECLARED_SESSION_VARS), so it runs.
+   */
+  | "own-session"
   | "other-host"
+  /** The same machine, another pid namespace: its pids mean nothing from here. */
+  | "other-pid-ns"
   | "unverifiable"
   | "unsupported"
   | "malformed";
@@ -58,14 +65,12 @@ export function judgeLiveness(
   probe: () => Probe,
   compareTokens: (recorded: string, current: string) => TokenMatch,
 ): Verdict {
-  // Another host: by name, or the same name on another machine or in another pid namespace
-  // (a container sharing the home): its pids mean nothing here.
-  if (
-    identity.host !== here.host || differ(identity.machine_id, here.machineId) ||
-    differ(identity.pid_ns, here.pidNs)
-  ) {
+  // Another host: by name, or the same name on another machine: its pids mean nothing here,
+  // and neither do those of another pid namespace (a container sharing the home, a sandbox).
+  if (identity.host !== here.host || differ(identity.machine_id, here.machineId)) {
     return { liveness: "unknown", reason: "other-host" };
   }
+  if (differ(identity.pid_ns, here.pidNs)) return { liveness: "unknown", reason: "other-pid-ns" };
   if (differ(identity.boot_id, here.bootId)) return { liveness: "dead", reason: "rebooted" };
   const p = probe();
   if (p.kind !== "exists" || p.info.zombie) return probeVerdict(p)!;
@@ -86,19 +91,42 @@ export function judgeLiveness(
   }
 }
 
+/**
+ * Pure: a session seen from another pid namespace of its machine is the caller's own when the
+ * caller declares its id (a harness's tools in its sandbox): the caller runs inside it.
+ */
+export function ownSessionVerdict(
+  verdict: Verdict,
+  sessionId: string | null | undefined,
+  declared: ReadonlySet<string>,
+): Verdict {
+  return verdict.reason === "other-pid-ns" && sessionId != null && declared.has(sessionId)
+    ? { liveness: "alive", reason: "own-session" }
+    : verdict;
+}
+
 /** Judges many identities against one backend, probing each pid at most once per call. */
 export class LivenessJudge {
   readonly #probes = new Map<number, Probe>();
-  constructor(readonly backend: ProcessBackend, readonly here: HostIdentity) {}
+  /**
+   * `declared`: the session ids the caller's harness declares to it (its own session and the
+   * ones it runs inside), for ownSessionVerdict.
+   */
+  constructor(
+    readonly backend: ProcessBackend,
+    readonly here: HostIdentity,
+    readonly declared: ReadonlySet<string> = new Set(),
+  ) {}
 
   /** The verdict on `identity`; `fresh` probes again rather than reuse this call's answer. */
-  verdict(identity: ProcessIdentity, fresh = false): Verdict {
-    return judgeLiveness(
+  verdict(identity: ProcessIdentity & { session_id?: string | null }, fresh = false): Verdict {
+    const judged = judgeLiveness(
       identity,
       this.here,
       () => this.probe(identity.session_pid, fresh),
       (a, b) => this.backend.compareTokens(a, b),
     );
+    return ownSessionVerdict(judged, identity.session_id, this.declared);
   }
 
   /** The backend, with probes going through this judge's cache (one read per pid a call). */

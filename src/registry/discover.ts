@@ -93,7 +93,10 @@ export function judgeSession(
   domain: string | null,
 ): Verdict {
   if (session.pidDomain !== null && domain !== null && session.pidDomain !== domain) {
-    return { liveness: "unknown", reason: "other-host" };
+    // `<os>:<machine>:pid:[<inode>]`: the same machine up to the pid namespace, or another.
+    const machine = (d: string) => d.slice(0, d.lastIndexOf(":pid:"));
+    const sameMachine = machine(session.pidDomain) === machine(domain);
+    return { liveness: "unknown", reason: sameMachine ? "other-pid-ns" : "other-host" };
   }
   if (probe.kind !== "exists" || probe.info.zombie) return probeVerdict(probe)!;
   if (session.procStart !== null && session.pidDomain !== null && domain !== null) {

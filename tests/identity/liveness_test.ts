@@ -1,6 +1,6 @@
 import { assertEquals } from "../assert.ts";
 import type { HostIdentity } from "../../src/identity/identity.ts";
-import { judgeLiveness } from "../../src/identity/liveness.ts";
+import { judgeLiveness, ownSessionVerdict } from "../../src/identity/liveness.ts";
 import type { Probe, ProcessInfo } from "../../src/process/types.ts";
 import { exactTokens } from "../../src/process/types.ts";
 
@@ -74,17 +74,45 @@ Deno.test("liveness matrix", async (t) => {
     assertEquals(v, { liveness: "unknown", reason: "other-host" });
     assertEquals(probed, false);
   });
-  await t.step("same name, another machine or pid namespace: other-host, never probed", () => {
-    const cases: [Record<string, string>, Partial<HostIdentity>][] = [
-      [{ machine_id: "m1" }, { machineId: "m2" }],
-      [{ pid_ns: "pid:[1]" }, { pidNs: "pid:[2]" }],
-    ];
-    for (const [r, h] of cases) {
-      const v = judgeLiveness({ ...rec, ...r }, { ...here, ...h }, () => {
-        throw new Error("probed");
-      }, exactTokens);
-      assertEquals(v, { liveness: "unknown", reason: "other-host" });
-    }
+  await t.step(
+    "same name, another machine: other-host; another pid namespace: other-pid-ns",
+    () => {
+      const cases: [Record<string, string>, Partial<HostIdentity>, string][] = [
+        [{ machine_id: "m1" }, { machineId: "m2" }, "other-host"],
+        [
+          { machine_id: "m1", pid_ns: "pid:[1]" },
+          { machineId: "m2", pidNs: "pid:[2]" },
+          "other-host",
+        ],
+        [{ pid_ns: "pid:[1]" }, { pidNs: "pid:[2]" }, "other-pid-ns"],
+        [
+          { machine_id: "m", pid_ns: "pid:[1]" },
+          { machineId: "m", pidNs: "pid:[2]" },
+          "other-pid-ns",
+        ],
+      ];
+      for (const [r, h, reason] of cases) {
+        const v = judgeLiveness({ ...rec, ...r }, { ...here, ...h }, () => {
+          throw new Error("probed");
+        }, exactTokens);
+        assertEquals(v, { liveness: "unknown", reason });
+      }
+    },
+  );
+  await t.step("seen from another pid namespace, the caller's declared session is its own", () => {
+    const other = { liveness: "unknown", reason: "other-pid-ns" } as const;
+    const declared = new Set(["s1"]);
+    assertEquals(ownSessionVerdict(other, "s1", declared), {
+      liveness: "alive",
+      reason: "own-session",
+    });
+    assertEquals(ownSessionVerdict(other, "s2", declared), other);
+    assertEquals(ownSessionVerdict(other, null, declared), other);
+    // Only across a pid namespace: elsewhere the process itself is judged.
+    const gone = { liveness: "dead", reason: "exited" } as const;
+    assertEquals(ownSessionVerdict(gone, "s1", declared), gone);
+    const host = { liveness: "unknown", reason: "other-host" } as const;
+    assertEquals(ownSessionVerdict(host, "s1", declared), host);
   });
   await t.step("identities unknown on either side are not a difference", () => {
     const v = run({ ...rec, machine_id: null, pid_ns: "pid:[1]" } as typeof rec, exists(), {

@@ -116,7 +116,7 @@ Deno.test("judgeSession", async (t) => {
   await t.step("a pidDomain from another machine or pid namespace: unknown", () => {
     assertEquals(judgeSession(exact("1", "linux:m:pid:[2]"), exists(T), HERE), {
       liveness: "unknown",
-      reason: "other-host",
+      reason: "other-pid-ns",
     });
     assertEquals(judgeSession(exact("1", "linux:other:pid:[1]"), { kind: "gone" }, HERE), {
       liveness: "unknown",
@@ -263,7 +263,7 @@ Deno.test("roster list --discover", async (t) => {
           [stepped.pid, "claude", "s-stepped", "alive", "running"],
           [unsure.pid, "claude", "s-unsure", "unknown", "unverifiable"],
           [clockStepped.pid, "claude", "s-ntp", "alive", "running"],
-          [foreign.pid, "claude", "s-foreign", "unknown", "other-host"],
+          [foreign.pid, "claude", "s-foreign", "unknown", "other-pid-ns"],
         ].sort(),
       );
       const ntp = rows.find((r) => r.session_pid === clockStepped.pid) as Sourced & {
