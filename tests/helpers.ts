@@ -2,7 +2,8 @@
  * Test helpers: disposable temp homes, the CLI run exactly as a hook would run it, and real
  * child processes (spawned, killed, reaped, left as zombies) for liveness.
  */
-import { hostDir as storeHostDir } from "../src/registry/layout.ts";
+import { hostDir as storeHostDir, placeDirName } from "../src/registry/layout.ts";
+import { linuxBackend } from "../src/process/linux.ts";
 import { assertSchema } from "./schema.ts";
 
 export const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -207,8 +208,19 @@ export function hostName(): string {
   return Deno.hostname();
 }
 
-/** This host's directory in the store at `home`, as roster names it. */
+/**
+ * This process's directory in the store at `home`, as roster names it: its place's (host,
+ * machine and pid namespace) where there are pid namespaces, else the host's.
+ */
 export function hostDir(home: string): string {
+  if (Deno.build.os !== "linux") return storeHostDir(home, hostName());
+  const b = linuxBackend();
+  const place = { host: hostName(), machineId: b.machineId(), pidNs: b.pidNamespace() };
+  return `${home}/sessions/${placeDirName(place)}`;
+}
+
+/** The host's directory of the layout before places (`sessions/<host>/`), still read. */
+export function oldHostDir(home: string): string {
   return storeHostDir(home, hostName());
 }
 

@@ -1,7 +1,10 @@
 /**
- * Where the registry keeps its files: `<home>/sessions/<host directory>/<pid>.json`, and
- * `<pid>.<session key>.json` for each session a shared server hosts. The host directory is
- * named after the host (hostDirName); nothing else names files here.
+ * Where the registry keeps its files: `<home>/sessions/<place directory>/<pid>.json`, and
+ * `<pid>.<session key>.json` for each session a shared server hosts. A place is a host, and on
+ * a system with pid namespaces the machine and pid namespace too (placeDirName), so records
+ * from two namespaces or machines that share a home and a hostname never share a file. The
+ * layout before it, one directory per host (hostDirName), is still read; nothing else names
+ * files here.
  */
 import { join } from "../fs/dir.ts";
 import { TEMP_SUFFIX } from "../fs/write.ts";
@@ -25,6 +28,52 @@ export function sessionsDir(home: string): string {
 export function hostDirName(host: string): string {
   const safe = host.replace(/[^A-Za-z0-9._-]/g, "_");
   return safe === "" || safe === "." || safe === ".." ? `_${safe}` : safe;
+}
+
+/** Where a record was written: its host, machine and pid namespace (identity.ts HostIdentity). */
+export interface Place {
+  host: string;
+  machineId?: string | null;
+  pidNs?: string | null;
+}
+
+/**
+ * Pure: the directory of a place, `<host>~<machine>.<pid namespace>` (e.g.
+ * `build-01~3f2a9c1d0b7e4a15.4026531836`: the first 16 digits of the machine id, `_` when it is
+ * not known, and the namespace's inode). Where no pid namespace is known (macOS, Windows, the
+ * BSDs) it is the host's directory, hostDirName, as before. `~` is never in a host's directory
+ * name, so the two layouts cannot be mistaken for each other.
+ */
+export function placeDirName(place: Place): string {
+  const host = hostDirName(place.host);
+  if (!place.pidNs) return host;
+  const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_");
+  const ns = /^pid:\[(\d+)\]$/.exec(place.pidNs)?.[1] ?? safe(place.pidNs);
+  const machine = place.machineId ? safe(place.machineId.slice(0, 16)) : "_";
+  return `${host}~${machine}.${ns}`;
+}
+
+/** The place of a record, as placeDirName takes it. */
+export function placeOf(
+  record: { host: string; machine_id?: string | null; pid_ns?: string | null },
+): Place {
+  return { host: record.host, machineId: record.machine_id, pidNs: record.pid_ns };
+}
+
+/**
+ * The directories a place's records may be in, newest layout first: its own, then its host's
+ * (where roster before this layout wrote every namespace's records).
+ */
+export function placeDirNames(place: Place): string[] {
+  const own = placeDirName(place);
+  const old = hostDirName(place.host);
+  return own === old ? [own] : [own, old];
+}
+
+/** Pure: the host part of a directory's name (a malformed row's host). */
+export function dirHost(dirName: string): string {
+  const at = dirName.indexOf("~");
+  return at === -1 ? dirName : dirName.slice(0, at);
 }
 
 /** The path of a host directory by its name (hostDirName). */

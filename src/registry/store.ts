@@ -14,8 +14,13 @@ import { pause } from "../pause.ts";
 import type { Probe } from "../process/types.ts";
 import { parseTime } from "../time.ts";
 import {
+  dirHost,
   hostDirName,
   hostDirPath,
+  type Place,
+  placeDirName,
+  placeDirNames,
+  placeOf,
   recordName,
   sessionsDir,
   STORED_NAME,
@@ -77,8 +82,10 @@ function readEntry(dir: string, dirName: string, name: string): Entry | null {
   }
   const checked = validateRecord(value, filePid);
   if ("problem" in checked) return bad(checked.problem);
-  // A record filed under another host's directory is not to be judged against this host.
-  if (hostDirName(checked.record.host) !== dirName) {
+  // A record filed under another place's directory is not to be judged as that place's. The
+  // layout before places (one directory per host) held every namespace's records.
+  const record = checked.record;
+  if (placeDirName(placeOf(record)) !== dirName && hostDirName(record.host) !== dirName) {
     return bad(`host differs from its directory: ${dirName}`);
   }
   return { ok: true, path, record: checked.record, mtimeMs: file.mtimeMs };
@@ -86,7 +93,8 @@ function readEntry(dir: string, dirName: string, name: string): Entry | null {
 
 function toRow(entry: Entry, judge: LivenessJudge, fresh = false): Row {
   if (!entry.ok) {
-    return malformedRow(entry.path, entry.filePid, entry.dirName, entry.mtimeMs, entry.problem);
+    const host = dirHost(entry.dirName);
+    return malformedRow(entry.path, entry.filePid, host, entry.mtimeMs, entry.problem);
   }
   return recordRow(entry.record, judge.verdict(entry.record, fresh), entry.path);
 }
@@ -102,9 +110,24 @@ function openStore(home: string, create: boolean): string | null {
   return privateChild(root, "sessions", create) === null ? null : root;
 }
 
-/** This host's directory in a checked store; null when it does not exist. */
-function hostDirIn(root: string, host: string, create: boolean): string | null {
-  return privateChild(sessionsDir(root), hostDirName(host), create);
+/** A place's directory (by its name) in a checked store; null when it does not exist. */
+function placeDirIn(root: string, dirName: string, create: boolean): string | null {
+  return privateChild(sessionsDir(root), dirName, create);
+}
+
+/**
+ * The directories of `host` as this process sees it (its machine and pid namespace, from the
+ * judge) that exist, newest layout first, each with its name.
+ */
+function placeDirsIn(root: string | null, host: string, judge: LivenessJudge) {
+  const place: Place = { ...judge.here, host };
+  const dirs: { dir: string; dirName: string }[] = [];
+  if (root === null) return dirs;
+  for (const dirName of placeDirNames(place)) {
+    const dir = placeDirIn(root, dirName, false);
+    if (dir !== null) dirs.push({ dir, dirName });
+  }
+  return dirs;
 }
 
 /**
@@ -159,11 +182,11 @@ export function readRecordRow(
   judge: LivenessJudge,
   hostedSession: string | null = null,
 ): Row | null {
-  const root = openStore(home, false);
-  const dir = root === null ? null : hostDirIn(root, host, false);
-  if (dir === null) return null;
-  const entry = readEntry(dir, hostDirName(host), recordName(pid, hostedSession));
-  return entry === null ? null : toRow(entry, judge, true);
+  for (const { dir, dirName } of placeDirsIn(openStore(home, false), host, judge)) {
+    const entry = readEntry(dir, dirName, recordName(pid, hostedSession));
+    if (entry !== null) return toRow(entry, judge, true);
+  }
+  return null;
 }
 
 /**
@@ -199,8 +222,8 @@ export async function writeRecord(
   now = Date.now(),
 ): Promise<string> {
   const root = openStore(home, true)!;
-  const dir = hostDirIn(root, record.host, true)!;
-  const dirName = hostDirName(record.host);
+  const dirName = placeDirName(placeOf(record));
+  const dir = placeDirIn(root, dirName, true)!;
   const name = fileOf(record);
   const path = join(dir, name);
   return await withLock(dir, () => {
@@ -224,7 +247,32 @@ export async function writeRecord(
       );
     } catch { /* best effort: a failed cleanup never fails the registration */ }
     return path;
-  });
+  }).finally(() => retireOldCopy(root, record, name));
+}
+
+/**
+ * The migration from one directory per host: once a session's record is written in its
+ * place's directory, the copy an older roster wrote of the same process (same pid, start token,
+ * boot, machine and pid namespace) in the host's directory is superseded, and removed under
+ * that directory's lock. Any other record there (another namespace's, an ended session's) stays
+ * where it is, read and pruned as before. Best effort.
+ */
+async function retireOldCopy(root: string, record: SessionRecord, name: string) {
+  const oldName = hostDirName(record.host);
+  if (oldName === placeDirName(placeOf(record))) return;
+  const dir = placeDirIn(root, oldName, false);
+  if (dir === null) return;
+  const same = (e: Entry | null) =>
+    e !== null && e.ok && e.record.session_pid === record.session_pid &&
+    e.record.start_token === record.start_token && e.record.boot_id === record.boot_id &&
+    e.record.machine_id === record.machine_id && e.record.pid_ns === record.pid_ns;
+  try {
+    if (!same(readEntry(dir, oldName, name))) return;
+    await withLock(dir, () => {
+      const entry = readEntry(dir, oldName, name);
+      if (same(entry)) removeQuietly(entry!.path);
+    });
+  } catch { /* best effort: the old copy reads as the same session until pruned */ }
 }
 
 /**
@@ -238,10 +286,10 @@ export async function markEnded(
   endedAt: string,
   reason: string,
 ): Promise<boolean> {
-  const dirName = hostDirName(record.host);
+  const dirName = placeDirName(placeOf(record));
   // The same checked walk as every other write: no link or foreign directory on the way.
   const root = openStore(home, false);
-  const dir = root === null ? null : hostDirIn(root, record.host, false);
+  const dir = root === null ? null : placeDirIn(root, dirName, false);
   if (dir === null) return false;
   return await withLock(dir, () => {
     const entry = readEntry(dir, dirName, fileOf(record));
@@ -488,6 +536,25 @@ function findTarget(
   return best;
 }
 
+/**
+ * The directory of this host (this place's first, then the host's of the older layout) that
+ * holds `target`. Throws findTarget's error, naming this place's directory, when none does.
+ */
+function targetDir(home: string, host: string, judge: LivenessJudge, target: SessionTarget) {
+  for (const d of placeDirsIn(openStore(home, false), host, judge)) {
+    try {
+      findTarget(d.dir, d.dirName, target);
+      return d;
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+    }
+  }
+  const dirName = placeDirName({ ...judge.here, host });
+  const dir = join(sessionsDir(home), dirName);
+  findTarget(dir, dirName, target); // says what is missing
+  return { dir, dirName };
+}
+
 /** Changes one record of this host under the lock (re-read, re-judged); returns its new row. */
 async function updateSession(
   home: string,
@@ -496,11 +563,7 @@ async function updateSession(
   target: SessionTarget,
   change: (row: Row, record: SessionRecord) => SessionRecord,
 ): Promise<Row> {
-  const root = openStore(home, false);
-  const found = root === null ? null : hostDirIn(root, host, false);
-  const dirName = hostDirName(host);
-  const dir = found ?? join(sessionsDir(home), dirName);
-  if (found === null) findTarget(dir, dirName, target); // says what is missing
+  const { dir, dirName } = targetDir(home, host, judge, target);
   return await withLock(dir, () => {
     const entry = findTarget(dir, dirName, target);
     const next = change(toRow(entry, judge, true), entry.record);
@@ -587,23 +650,31 @@ export async function removeRecordIf(
   isTheirs: (row: Row) => boolean,
   hostedSession: string | null = null,
 ): Promise<RemoveOutcome> {
-  const root = openStore(home, false);
-  const dir = root === null ? null : hostDirIn(root, host, false);
-  if (dir === null || readRecordRow(root!, host, pid, judge, hostedSession) === null) {
-    return { outcome: "no-record", row: null };
+  const name = recordName(pid, hostedSession);
+  const read = (dir: string, dirName: string) => {
+    const entry = readEntry(dir, dirName, name);
+    return entry === null ? null : toRow(entry, judge, true);
+  };
+  // This place's directory, then the host's of the older layout: a session registered before
+  // the upgrade ends after it.
+  let result: RemoveOutcome = { outcome: "no-record", row: null };
+  for (const { dir, dirName } of placeDirsIn(openStore(home, false), host, judge)) {
+    if (read(dir, dirName) === null) continue;
+    const one = await withLock(dir, (): RemoveOutcome => {
+      const row = read(dir, dirName);
+      if (row === null) return { outcome: "no-record", row: null };
+      if (!isTheirs(row)) return { outcome: "kept", row };
+      try {
+        Deno.removeSync(row.path);
+      } catch (err) {
+        if (err instanceof Deno.errors.NotFound) return { outcome: "no-record", row: null };
+        throw ioError("Could not remove the record", row.path, err);
+      }
+      return { outcome: "removed", row };
+    });
+    if (result.outcome !== "removed" && one.outcome !== "no-record") result = one;
   }
-  return await withLock(dir, (): RemoveOutcome => {
-    const row = readRecordRow(root!, host, pid, judge, hostedSession);
-    if (row === null) return { outcome: "no-record", row: null };
-    if (!isTheirs(row)) return { outcome: "kept", row };
-    try {
-      Deno.removeSync(row.path);
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return { outcome: "no-record", row: null };
-      throw ioError("Could not remove the record", row.path, err);
-    }
-    return { outcome: "removed", row };
-  });
+  return result;
 }
 
 /**
@@ -618,11 +689,13 @@ export async function holdSession(
   hold: ContinuationHold,
 ): Promise<boolean> {
   const root = openStore(home, false);
-  const dir = root === null ? null : hostDirIn(root, host, false);
-  if (dir === null) return false;
-  const dirName = hostDirName(host);
+  // The row's directory, when it is one of this host's (either layout).
   const name = row.path.slice(row.path.lastIndexOf("/") + 1);
-  if (row.path !== join(dir, name)) return false;
+  const parent = row.path.slice(0, row.path.lastIndexOf("/"));
+  const dirName = parent.slice(parent.lastIndexOf("/") + 1);
+  if (dirHost(dirName) !== hostDirName(host)) return false;
+  const dir = root === null ? null : placeDirIn(root, dirName, false);
+  if (dir === null || row.path !== join(dir, name)) return false;
   try {
     return await withLock(dir, () => {
       const entry = readEntry(dir, dirName, name);

@@ -12,7 +12,7 @@ import { CONFIG_FILE, defaultLedger } from "../../continuation/ledger.ts";
 import { modeOf } from "../../continuation/schema.ts";
 import { waitMechanism } from "../../process/exit_wait.ts";
 import { denoEnv, resolveHome } from "../../registry/home.ts";
-import { hostDirName } from "../../registry/layout.ts";
+import { placeDirName } from "../../registry/layout.ts";
 import { readRows } from "../../registry/store.ts";
 import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
@@ -179,7 +179,7 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
     home: { path: resolved.path, source, exists, problem: homeProblem },
     host: {
       hostname: here.host,
-      store_dir: hostDirName(here.host),
+      store_dir: placeDirName(here),
       boot_id: here.bootId,
       machine_id: here.machineId,
       pid_ns: here.pidNs,
@@ -203,7 +203,7 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
     const lines = [
       `roster ${VERSION}`,
       `home        ${p(resolved.path)} (from ${source})${exists ? "" : ", not created yet"}`,
-      `host        ${p(here.host)} (store directory ${p(hostDirName(here.host))})`,
+      `host        ${p(here.host)} (store directory ${p(placeDirName(here))})`,
       `boot        ${here.bootId ?? "-"}`,
       `machine     ${here.machineId ?? "-"}`,
       `namespaces  ${here.pidNs ?? "-"}, ${timeNs ?? "-"}`,
