@@ -62,6 +62,22 @@ Deno.test({
       const row = (JSON.parse(r.stdout) as Row[]).find((x) => x.session_pid === sleeper.pid);
       assertEquals([row?.liveness, row?.reason], ["alive", "running"]);
     });
+    await t.step("prune and register's cleanup from inside keep it", async () => {
+      await using other = spawnSleeper();
+      const reg = await inTimeNs(3600, [
+        "register",
+        "--pid",
+        String(other.pid),
+        "--home",
+        home.path,
+      ]);
+      assertEquals(reg.code, 0, reg.stderr);
+      const p = await inTimeNs(3600, ["prune", "--json", "--home", home.path]);
+      assertEquals(p.code, 0, p.stderr);
+      assertEquals((JSON.parse(p.stdout) as { removed: Row[] }).removed, []);
+      const rows = await rosterJson<Row[]>(home.path, ["list", "--all"]);
+      assertEquals(rows.some((x) => x.session_pid === sleeper.pid && x.reason === "running"), true);
+    });
     await t.step("and the other way round", async () => {
       await using other = spawnSleeper();
       const reg = await inTimeNs(500, [

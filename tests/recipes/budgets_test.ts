@@ -1,0 +1,37 @@
+/**
+ * The recipes of docs/hooks.md against what the pinned releases do (issue 10, case 7): each
+ * start and end hook gives roster a time budget, in its harness's unit (Claude Code's default
+ * for SessionEnd is 1.5 s, less than a cold start on a busy machine), and the pi extension
+ * listens for the events pi 0.73 emits (`session_switch` was removed in 0.65.0).
+ */
+import { assert, assertEquals } from "../assert.ts";
+import { recipe } from "./harness.ts";
+
+/** At least 10 s, in seconds (Claude Code, Codex) or milliseconds (Gemini CLI). */
+const BUDGETS: [harness: string, min: number][] = [
+  ["claude", 10],
+  ["codex", 10],
+  ["gemini", 10_000],
+];
+
+Deno.test("recipes: every hook has a time budget in its harness's unit", async (t) => {
+  for (const [harness, min] of BUDGETS) {
+    await t.step(harness, () => {
+      const { hooks } = JSON.parse(recipe(harness)) as {
+        hooks: Record<string, { hooks: { command: string; timeout?: number }[] }[]>;
+      };
+      assertEquals(Object.keys(hooks).sort(), ["SessionEnd", "SessionStart"]);
+      for (const [event, groups] of Object.entries(hooks)) {
+        for (const h of groups.flatMap((g) => g.hooks)) {
+          assert((h.timeout ?? 0) >= min, `${harness} ${event}: timeout ${h.timeout} < ${min}`);
+        }
+      }
+    });
+  }
+});
+
+Deno.test("recipes: the pi extension listens for the events pi emits", () => {
+  const text = recipe("pi");
+  const events = [...text.matchAll(/pi\.on\("([a-z_]+)"/g)].map((m) => m[1]).sort();
+  assertEquals(events, ["session_shutdown", "session_start"]);
+});
