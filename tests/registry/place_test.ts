@@ -81,6 +81,13 @@ Deno.test({
   },
 });
 
+/** The record a row was read from: the row without what list adds. */
+function recordOf(row: Row): Record<string, unknown> {
+  const { liveness: _l, reason: _r, path: _p, malformed: _m, detail: _d, predecessor: _q, ...rec } =
+    row;
+  return rec;
+}
+
 Deno.test("the layout before places: read, unregistered from, and moved out of", async (t) => {
   await using dir = await tempDir();
   const home = dir.path;
@@ -99,10 +106,8 @@ Deno.test("the layout before places: read, unregistered from, and moved out of",
   assert(old !== hostDir(home), "this system has no pid namespaces to name places by");
   Deno.mkdirSync(old, { recursive: true, mode: 0o700 });
   for (const r of [row, other]) {
-    const { liveness: _l, reason: _r, path, malformed: _m, detail: _d, predecessor: _p, ...rec } =
-      r;
-    writeJson(`${old}/${r.session_pid}.json`, rec);
-    Deno.removeSync(path);
+    writeJson(`${old}/${r.session_pid}.json`, recordOf(r));
+    Deno.removeSync(r.path);
   }
 
   await t.step("old records read as before", async () => {
@@ -129,16 +134,7 @@ Deno.test("the layout before places: read, unregistered from, and moved out of",
       placeDirName({ host: row.host!, machineId: "f00", pidNs: "pid:[1]" })
     }`;
     Deno.mkdirSync(planted, { mode: 0o700 });
-    const {
-      liveness: _l,
-      reason: _r,
-      path: _path,
-      malformed: _m,
-      detail: _d,
-      predecessor: _p,
-      ...rec
-    } = row;
-    writeJson(`${planted}/${s.pid}.json`, rec);
+    writeJson(`${planted}/${s.pid}.json`, recordOf(row));
     const rows = await rosterJson<Row[]>(home, ["list", "--all"]);
     const bad = rows.find((r) => r.path.startsWith(`${planted}/`));
     assertEquals([bad?.reason, bad?.host], ["malformed", row.host]);

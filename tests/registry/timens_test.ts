@@ -36,6 +36,11 @@ function inTimeNs(offset: number, args: string[]) {
   );
 }
 
+/** `roster register --pid PID --json` from inside a time namespace `offset` seconds ahead. */
+function registerInside(offset: number, pid: number, home: string) {
+  return inTimeNs(offset, ["register", "--pid", String(pid), "--json", "--home", home]);
+}
+
 Deno.test({
   name: "a start token is the same from another time namespace",
   ignore: !canUnshareTime(),
@@ -64,13 +69,7 @@ Deno.test({
     });
     await t.step("prune and register's cleanup from inside keep it", async () => {
       await using other = spawnSleeper();
-      const reg = await inTimeNs(3600, [
-        "register",
-        "--pid",
-        String(other.pid),
-        "--home",
-        home.path,
-      ]);
+      const reg = await registerInside(3600, other.pid, home.path);
       assertEquals(reg.code, 0, reg.stderr);
       const p = await inTimeNs(3600, ["prune", "--json", "--home", home.path]);
       assertEquals(p.code, 0, p.stderr);
@@ -80,14 +79,7 @@ Deno.test({
     });
     await t.step("and the other way round", async () => {
       await using other = spawnSleeper();
-      const reg = await inTimeNs(500, [
-        "register",
-        "--pid",
-        String(other.pid),
-        "--json",
-        "--home",
-        home.path,
-      ]);
+      const reg = await registerInside(500, other.pid, home.path);
       assertEquals(reg.code, 0, reg.stderr);
       const row = (await rosterJson<Row[]>(home.path, ["list", "--all"]))
         .find((x) => x.session_pid === other.pid);
