@@ -15,6 +15,7 @@ import {
 } from "../helpers.ts";
 import { FACTS, PANE } from "./fixtures.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
+import { placeDirName } from "../../src/registry/layout.ts";
 import type { Row } from "../../src/registry/row.ts";
 
 interface Printed {
@@ -942,8 +943,14 @@ Deno.test("a session or lock owner in another pid namespace is never judged from
   await t.step("its plan keeps the namespace: owner-unknown, never a dispatch", async () => {
     const pid = await deadSession(home.path);
     // As if registered inside a container: another pid namespace, so its pid means nothing here.
+    // Its record is in that namespace's own directory (registry/layout.ts placeDirName).
     const path = `${hostDir(home.path)}/${pid}.json`;
-    writeJson(path, { ...JSON.parse(Deno.readTextFileSync(path)), pid_ns: "pid:[1]" });
+    const record = { ...JSON.parse(Deno.readTextFileSync(path)), pid_ns: "pid:[1]" };
+    const place = { host: record.host, machineId: record.machine_id, pidNs: record.pid_ns };
+    const theirs = `${home.path}/sessions/${placeDirName(place)}`;
+    Deno.mkdirSync(theirs, { mode: 0o700 });
+    writeJson(`${theirs}/${pid}.json`, record);
+    Deno.removeSync(path);
     const plan = await planKey(home.path, "ns1", pid, ["--release"]);
     assertEquals(plan.session.pid_ns, "pid:[1]");
     setMode(home.path, "on");
