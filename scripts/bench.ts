@@ -10,7 +10,7 @@
  * --sizes 1000,10000,100000, --quick (runs 5, big runs 3, sizes 1000,10000).
  */
 import { linuxBackend, parseStat } from "../src/process/linux.ts";
-import { hostDirName } from "../src/registry/layout.ts";
+import { placeDirName } from "../src/registry/layout.ts";
 import { V8_FLAGS } from "./build.ts";
 import { median } from "./stats.ts";
 
@@ -153,11 +153,12 @@ class Sleepers {
 }
 
 const host = Deno.hostname();
-const hostDir = (home: string) => `${home}/sessions/${hostDirName(host)}`;
 const linux = linuxBackend();
 const bootId = linux.bootId();
 const machineId = linux.machineId();
 const pidNs = linux.pidNamespace();
+/** Where roster writes this process's records (registry/layout.ts): its place's directory. */
+const hostDir = (home: string) => `${home}/sessions/${placeDirName({ host, machineId, pidNs })}`;
 const encoder = new TextEncoder();
 
 /** The start token roster records for a live pid: starttime from /proc/<pid>/stat. */
