@@ -219,6 +219,13 @@ export function hostDir(home: string): string {
   return `${home}/sessions/${placeDirName(place)}`;
 }
 
+/** The record a `list --json` row was read from: the row without what list adds. */
+export function recordOf(row: object): Record<string, unknown> {
+  const { liveness: _l, reason: _r, path: _p, malformed: _m, detail: _d, predecessor: _q, ...rec } =
+    row as Record<string, unknown>;
+  return rec;
+}
+
 /** The host's directory of the layout before places (`sessions/<host>/`), still read. */
 export function oldHostDir(home: string): string {
   return storeHostDir(home, hostName());

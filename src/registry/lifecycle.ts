@@ -30,7 +30,8 @@ export function lifecycleVerdict(
 ): Verdict {
   if (record.successor) return { liveness: "dead", reason: "resumed" };
   if (record.parked_at) return { liveness: "dead", reason: "parked" };
-  if (record.hosted && judged.liveness === "alive") {
+  // Only on the server's word: a caller inside the session (own-session) knows that it runs.
+  if (record.hosted && (judged.reason === "running" || judged.reason === "pid-only")) {
     return { liveness: "unknown", reason: "hosted" };
   }
   return judged;

@@ -10,6 +10,7 @@ import {
   exists,
   hostDir,
   oldHostDir,
+  recordOf,
   roster,
   rosterJson,
   spawnSleeper,
@@ -80,13 +81,6 @@ Deno.test({
     });
   },
 });
-
-/** The record a row was read from: the row without what list adds. */
-function recordOf(row: Row): Record<string, unknown> {
-  const { liveness: _l, reason: _r, path: _p, malformed: _m, detail: _d, predecessor: _q, ...rec } =
-    row;
-  return rec;
-}
 
 Deno.test("the layout before places: read, unregistered from, and moved out of", async (t) => {
   await using dir = await tempDir();

@@ -9,13 +9,16 @@ import {
   cleanEnv,
   cliArgs,
   installed,
+  recordOf,
   rosterJson,
   run,
   spawnSleeper,
   tempDir,
+  writeJson,
 } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
 import { canUnsharePid } from "../pidns.ts";
+import { recordName } from "../../src/registry/layout.ts";
 
 /** How each sandbox runs a command in a new pid namespace with its own /proc. */
 const SANDBOXES: [name: string, prefix: string[]][] = [
@@ -33,12 +36,30 @@ Deno.test({
     await using other = spawnSleeper();
     await rosterJson(home, ["register", "--pid", String(own.pid), "--session-id", "s-own"]);
     await rosterJson(home, ["register", "--pid", String(other.pid), "--session-id", "s-other"]);
+    // A session a shared server hosts (Codex's app-server), filed as register files one.
+    await using server = spawnSleeper();
+    const row = await rosterJson<Row>(home, [
+      "register",
+      "--pid",
+      String(server.pid),
+      "--session-id",
+      "s-hosted",
+    ]);
+    const { path } = row;
+    const hosted = `${path.slice(0, path.lastIndexOf("/"))}/${recordName(server.pid, "s-hosted")}`;
+    writeJson(hosted, { ...recordOf(row), hosted: true });
+    Deno.removeSync(path);
 
     for (const [name, prefix] of SANDBOXES) {
       await t.step(name, async () => {
         // bubblewrap is installed by .ci/setup.d/20-harnesses.sh: missing, this fails.
         assertEquals(installed(prefix[0]), true, `${prefix[0]} is not installed`);
-        const env = { ...cleanEnv(), NO_COLOR: "1", CODEX_THREAD_ID: "s-own" };
+        const env = {
+          ...cleanEnv(),
+          NO_COLOR: "1",
+          CLAUDE_CODE_SESSION_ID: "s-own",
+          CODEX_THREAD_ID: "s-hosted",
+        };
         const args = cliArgs(["list", "--all", "--json", "--home", home]);
         const r = await run(prefix[0], [...prefix.slice(1), Deno.execPath(), ...args], env);
         assertEquals(r.code, 0, r.stderr);
@@ -46,6 +67,7 @@ Deno.test({
           .map((x) => [x.session_id, x.liveness, x.reason])
           .sort();
         assertEquals(rows, [
+          ["s-hosted", "alive", "own-session"],
           ["s-other", "unknown", "other-pid-ns"],
           ["s-own", "alive", "own-session"],
         ]);
@@ -54,7 +76,7 @@ Deno.test({
 
     await t.step("outside the sandbox both are judged by their processes", async () => {
       const rows = await rosterJson<Row[]>(home, ["list"], { env: { CODEX_THREAD_ID: "s-own" } });
-      assertEquals(rows.map((x) => x.reason), ["running", "running"]);
+      assertEquals(rows.map((x) => x.reason).sort(), ["hosted", "running", "running"]);
     });
   },
 });
