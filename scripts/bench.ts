@@ -4,7 +4,10 @@
  * against small C programs (scripts/floor/*.c, built here with the system compiler) that read
  * the same files and /proc entries, `register` in a big store against a store of one record,
  * and peak memory at 100,000 records against 1,000. Timings are medians of interleaved runs,
- * so a noisy machine moves roster and its floor together: compare ratios, not times.
+ * so a noisy machine moves roster and its floor together: compare ratios, not times. Each run
+ * goes through scripts/floor/cputime.c, and the figures are CPU time (user + system, from
+ * wait4's rusage), which a loaded shared machine moves far less than the wall clock; without a
+ * C compiler they are wall-clock times.
  *
  * Flags: --runs N (start-up runs, default 15), --big-runs N (runs per store size, default 5),
  * --sizes 1000,10000,100000, --quick (runs 5, big runs 3, sizes 1000,10000).
@@ -51,26 +54,55 @@ interface Case {
   codes?: number[];
 }
 
-async function runOnce(c: Case): Promise<number> {
+/** scripts/floor/cputime.c once built: every run goes through it. */
+let stopwatch: string | null = null;
+
+/** One run's figures: CPU ms (wall ms without the stopwatch), wall ms, peak RSS KiB. */
+interface Measured {
+  ms: number;
+  wallMs: number;
+  rssKiB: number | null;
+}
+
+async function measure(c: Case): Promise<Measured> {
   const started = performance.now();
-  const out = await new Deno.Command(c.cmd[0], {
-    args: c.cmd.slice(1),
+  const cmd = stopwatch === null ? c.cmd : [stopwatch, ...c.cmd];
+  const out = await new Deno.Command(cmd[0], {
+    args: cmd.slice(1),
     stdin: "null",
-    stdout: "null",
+    stdout: stopwatch === null ? "null" : "piped",
     stderr: "piped",
   }).output();
-  const ms = performance.now() - started;
+  const wallMs = performance.now() - started;
   if (!(c.codes ?? [0]).includes(out.code)) {
     throw new Error(
       `${c.cmd.join(" ")} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`,
     );
   }
-  return ms;
+  if (stopwatch === null) return { ms: wallMs, wallMs, rssKiB: null };
+  const [wall, cpu, rss] = new TextDecoder().decode(out.stdout).trim().split(" ").map(Number);
+  return { ms: cpu / 1000, wallMs: wall / 1000, rssKiB: rss };
+}
+
+async function runOnce(c: Case): Promise<number> {
+  const m = await measure(c);
+  walls.get(c.name)?.push(m.wallMs);
+  return m.ms;
+}
+
+/** Wall-clock samples of the cases of the last interleaved() call, for the load note. */
+let walls = new Map<string, number[]>();
+
+/** Medians of interleaved runs: `get` the measure (CPU ms with the stopwatch), `wall` the clock. */
+interface Timings {
+  get(name: string): number | undefined;
+  wall(name: string): number;
 }
 
 /** Median ms of each case, run round-robin so drift on a shared machine hits them alike. */
-async function interleaved(cases: Case[], runs: number): Promise<Map<string, number>> {
+async function interleaved(cases: Case[], runs: number): Promise<Timings> {
   const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
+  walls = new Map(cases.map((c) => [c.name, []]));
   for (const c of cases) {
     c.before?.();
     await runOnce(c); // warm-up: module cache, page cache
@@ -81,13 +113,24 @@ async function interleaved(cases: Case[], runs: number): Promise<Map<string, num
       samples.get(c.name)!.push(await runOnce(c));
     }
   }
-  return new Map([...samples].map(([k, v]) => [k, median(v)]));
+  const measured = new Map([...samples].map(([k, v]) => [k, median(v)]));
+  const clock = new Map([...walls].map(([k, v]) => [k, median(v.slice(1))]));
+  return { get: (name) => measured.get(name), wall: (name) => clock.get(name)! };
 }
 
-/** Peak resident memory in KiB through GNU time, median of `runs`; null without GNU time. */
+/**
+ * Peak resident memory in KiB, median of `runs`: from the stopwatch, else through GNU time;
+ * null with neither.
+ */
 async function peakKiB(cmd: Cmd, runs: number): Promise<number | null> {
   const values: number[] = [];
   for (let i = 0; i < runs; i++) {
+    if (stopwatch !== null) {
+      const m = await measure({ name: "rss", cmd });
+      if (m.rssKiB === null) return null;
+      values.push(m.rssKiB);
+      continue;
+    }
     try {
       const out = await new Deno.Command("/usr/bin/time", {
         args: ["-f", "%M", ...cmd],
@@ -228,9 +271,9 @@ function writeRecords(home: string, alive: number[], dead: number[]) {
 /** Builds the floor programs; null (and why) where there is no C compiler. */
 async function buildFloors(
   out: string,
-): Promise<{ list: string; prune: string; sleepers: string } | string> {
+): Promise<{ list: string; prune: string; sleepers: string; cputime: string } | string> {
   const cc = Deno.env.get("CC") ?? "cc";
-  for (const name of ["list", "prune", "sleepers"]) {
+  for (const name of ["list", "prune", "sleepers", "cputime"]) {
     try {
       const r = await new Deno.Command(cc, {
         args: ["-O2", "-o", `${out}/${name}`, `${FLOOR_SRC}${name}.c`],
@@ -242,7 +285,12 @@ async function buildFloors(
       return `no C compiler (${cc})`;
     }
   }
-  return { list: `${out}/list`, prune: `${out}/prune`, sleepers: `${out}/sleepers` };
+  return {
+    list: `${out}/list`,
+    prune: `${out}/prune`,
+    sleepers: `${out}/sleepers`,
+    cputime: `${out}/cputime`,
+  };
 }
 
 const fmt = (x: number, digits = 1) => x.toFixed(digits);
@@ -253,18 +301,23 @@ const verdict = (value: number, limit: number) =>
 
 async function main() {
   const opts = options(Deno.args);
+  const loadStart = Deno.loadavg().map((x) => x.toFixed(1)).join(" ");
   const work = await Deno.makeTempDir({ prefix: "roster-bench-" });
   const sleepers = new Sleepers();
   const rows: string[] = [];
   const notes: string[] = [];
   const row = (...cells: string[]) => {
+    // Rows without a wall-clock ratio (memory, counts) leave that column empty.
+    if (cells.length === 6) cells.splice(4, 0, "");
     rows.push(`| ${cells.join(" | ")} |`);
     console.error(`bench: ${cells.join("  ")}`); // progress: a full run takes minutes
   };
   try {
     Deno.mkdirSync(`${work}/bin`);
     const floors = await buildFloors(`${work}/bin`);
-    if (typeof floors === "string") notes.push(`C floors: skipped, ${floors}`);
+    if (typeof floors === "string") {
+      notes.push(`C floors and CPU times: skipped, ${floors}; figures are wall-clock times`);
+    } else stopwatch = floors.cputime;
     const hello = `${work}/hello.ts`;
     Deno.writeTextFileSync(hello, 'console.log("hello");\n');
     const deno = Deno.execPath();
@@ -283,8 +336,8 @@ async function main() {
     const spare = sleepers.pids.slice(aliveAll.length); // owners never in a store
     const deadAll = freePids(maxSize, new Set(sleepers.pids));
 
-    rows.push("| case | roster | floor | ratio | target | met |");
-    rows.push("|---|---:|---:|---:|---|---|");
+    rows.push("| case | roster | floor | ratio | ratio (wall) | target | met |");
+    rows.push("|---|---:|---:|---:|---:|---|---|");
 
     // ---- Start-up of the hook commands against a hello world -------------------------------
     const one = `${work}/one`;
@@ -317,6 +370,10 @@ async function main() {
       },
     ], opts.runs);
     const floor = start.get("floor")!;
+    notes.push(
+      `hello world: ${fmt(median(walls.get("floor")!))} ms wall clock, ${fmt(floor)} ms ` +
+        `${stopwatch === null ? "wall" : "CPU"} (median); load average at the start ${loadStart}`,
+    );
     row("hello world, `deno run` (start-up floor)", `${fmt(floor)} ms`, "", "", "", "");
     for (
       const [name, label] of [
@@ -334,6 +391,7 @@ async function main() {
         `${fmt(start.get(name)!)} ms`,
         `${fmt(floor)} ms`,
         ratio(r),
+        ratio(start.wall(name) / start.wall("floor")),
         "<= 1.25x",
         verdict(r, 1.25),
       );
@@ -384,6 +442,7 @@ async function main() {
         `${fmt(us)} us`,
         `${fmt(cUs)} us`,
         ratio(us / cUs),
+        ratio((t.wall("list") - t.wall("empty")) / (t.wall("c") - t.wall("cEmpty"))),
         target,
         target ? verdict(us / cUs, 2.0) : "",
       );
@@ -427,6 +486,7 @@ async function main() {
           `${fmt(t.get(`${size}`)!)} ms`,
           `${fmt(t.get("one")!)} ms`,
           ratio(r),
+          ratio(t.wall(`${size}`) / t.wall("one")),
           target,
           target ? verdict(r, 1.2) : "",
         );
@@ -465,6 +525,7 @@ async function main() {
           `${fmt(us)} us`,
           `${fmt(cUs)} us`,
           ratio(us / cUs),
+          ratio((t.wall("prune") - t.wall("empty")) / (t.wall("c") - t.wall("cEmpty"))),
           "<= 2.0x",
           verdict(us / cUs, 2.0),
         );
@@ -556,8 +617,10 @@ async function main() {
 
     console.log(rows.join("\n"));
     console.log(
-      `\nMedians of ${opts.runs} interleaved runs for start-up and register, ${opts.bigRuns} ` +
-        `for list and prune (3 at 100,000); ${Deno.build.target}, ` +
+      `\n${stopwatch === null ? "Wall-clock" : "CPU (user + system)"} medians of ${opts.runs} ` +
+        `interleaved runs for start-up and register, ${opts.bigRuns} ` +
+        `for list and prune (3 at 100,000); \`deno task bench ${Deno.args.join(" ")}\`; ` +
+        `${Deno.build.target}, ` +
         `${navigator.hardwareConcurrency} cores, deno ${Deno.version.deno}, ` +
         `load average ${Deno.loadavg().map((x) => x.toFixed(1)).join(" ")} at the end.`,
     );

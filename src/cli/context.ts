@@ -37,9 +37,15 @@ class Output {
   }
 
   write(text: string) {
+    this.bytes(encoder.encode(text.endsWith("\n") ? text : text + "\n"));
+  }
+
+  /** Bytes as they are (streamed output: `list` and `prune` write in chunks). */
+  bytes(bytes: Uint8Array) {
     if (this.#gone) return;
     try {
-      writeAll(this.fd, text.endsWith("\n") ? text : text + "\n");
+      let off = 0;
+      while (off < bytes.length) off += this.fd.writeSync(bytes.subarray(off));
     } catch (err) {
       if (!(err instanceof Deno.errors.BrokenPipe)) throw err;
       this.#gone = true;

@@ -1,18 +1,35 @@
 /**
  * What register and prune keep of ended sessions: the retention window ($ROSTER_RETENTION),
- * and rows whose continuation is still open. The registry asks; the ledger answers.
+ * and rows whose continuation is still open. The registry asks; the ledger answers. The
+ * ledger's module is loaded only when a row names a continuation: a hook's `register` whose
+ * cleanup meets none never pays for it.
  */
-import { isKeyOpen } from "../continuation/ledger.ts";
 import { retentionMs } from "../registry/lifecycle.ts";
 import type { Row } from "../registry/row.ts";
 import type { Keeping } from "../registry/store.ts";
 
-/** Whether an open continuation holds this row (its key is neither finished nor expired). */
-export function heldByContinuation(row: Row): boolean {
-  return row.continuation != null && isKeyOpen(row.continuation.ledger, row.continuation.key);
+let ledger: typeof import("../continuation/ledger.ts") | undefined;
+
+/** Loads the ledger's module (once): heldByContinuation then answers for every row. */
+export async function loadLedger(): Promise<void> {
+  ledger ??= await import("../continuation/ledger.ts");
+}
+
+/**
+ * Whether an open continuation holds this row (its key is neither finished nor expired); null
+ * when the row names one and the ledger is not loaded yet (loadLedger), so no answer is a guess.
+ */
+export function heldByContinuation(row: Row): boolean | null {
+  if (row.continuation == null) return false;
+  if (ledger === undefined) return null;
+  return ledger.isKeyOpen(row.continuation.ledger, row.continuation.key);
 }
 
 /** Read from the environment: a bad $ROSTER_RETENTION is a usage error before any write. */
 export function keeping(): Keeping {
-  return { retentionMs: retentionMs((n) => Deno.env.get(n)), held: heldByContinuation };
+  return {
+    retentionMs: retentionMs((n) => Deno.env.get(n)),
+    held: heldByContinuation,
+    load: loadLedger,
+  };
 }

@@ -30,8 +30,15 @@ function inside(path: string | null, dir: string): boolean {
 }
 
 export function matches(row: Row, f: ListFilter): boolean {
-  return f.states.has(row.liveness) &&
-    (f.agents === null || f.agents.includes(row.agent ?? "")) &&
+  return f.states.has(row.liveness) && matchesFields(row, f);
+}
+
+/** The filters that need no judging (all but --state): a row they refuse is never probed. */
+export function matchesFields(
+  row: Pick<Row, "agent" | "session_id" | "host" | "cwd">,
+  f: ListFilter,
+): boolean {
+  return (f.agents === null || f.agents.includes(row.agent ?? "")) &&
     (f.sessionIds === null || (row.session_id !== null && f.sessionIds.includes(row.session_id))) &&
     (f.hosts === null || (row.host !== null && f.hosts.includes(row.host))) &&
     (f.cwd === null || row.cwd === f.cwd) &&

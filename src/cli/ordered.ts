@@ -117,14 +117,18 @@ export class Ordered {
     this.#used = 0;
   }
 
+  /** Row `i`'s tie (its path), rebuilt. */
+  #tie(i: number): string {
+    return this.#dirs[this.#dirOf[i]] +
+      (this.#pidOf[i] < 0 ? this.#otherNames.get(i)! : `${this.#pidOf[i]}.json`);
+  }
+
   /** The order: indices sorted newest first, ties by path. */
   #order(): Uint32Array {
     const keys = this.#keys;
     const order = new Uint32Array(this.#n);
     for (let i = 0; i < order.length; i++) order[i] = i;
-    const tie = (i: number) =>
-      this.#dirs[this.#dirOf[i]] +
-      (this.#pidOf[i] < 0 ? this.#otherNames.get(i)! : `${this.#pidOf[i]}.json`);
+    const tie = (i: number) => this.#tie(i);
     return order.sort((a, b) => {
       const ka = keys[a];
       const kb = keys[b];
@@ -137,10 +141,15 @@ export class Ordered {
 
   /**
    * Writes every text in order through `write`, `sep` between two, each passed through `map`
-   * first when given. Output goes in chunks of about 64 KiB.
+   * (with its tie) first when given. Output goes in chunks of about 64 KiB.
    */
-  emit(write: (bytes: Uint8Array) => void, sep = "", map?: (text: string) => string) {
+  emit(
+    write: (bytes: Uint8Array) => void,
+    sep = "",
+    map?: (text: string, tie: string) => string,
+  ) {
     const order = this.#order();
+    const tie = (i: number) => this.#tie(i);
     const out = new Uint8Array(64 * 1024);
     let used = 0;
     const put = (bytes: Uint8Array) => {
@@ -178,7 +187,7 @@ export class Ordered {
     for (let k = 0; k < order.length; k++) {
       if (k > 0 && sepBytes.length > 0) put(sepBytes);
       const text = read(order[k]);
-      if (typeof text === "string") put(encoder.encode(map ? map(text) : text));
+      if (typeof text === "string") put(encoder.encode(map ? map(text, tie(order[k])) : text));
       else put(text);
     }
     if (used > 0) write(out.subarray(0, used));

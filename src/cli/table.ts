@@ -39,47 +39,83 @@ export interface TableOptions {
   headers?: boolean;
   /** The terminal's width; null: no limit. */
   width?: number | null;
+  /** `list --discover` rows say where they come from: the default columns then show it. */
+  sourced?: boolean;
 }
 
 /**
- * A plain-text table; everything a terminal acts on in stored strings and paths is made
- * visible (terminal.ts), never sent. Print it with `ctx.out(text, true)`: only its colours
- * are escapes.
+ * A plain-text table built one row at a time, so that a store of any size is printed in
+ * memory bounded by a row: `cells` turns a row into one line of text to keep (its cells, made
+ * printable), noting each column's widest cell; once every row is in, `header` and `line`
+ * lay them out. Everything a terminal acts on in stored strings and paths is made visible
+ * (terminal.ts), never sent: print the lines with `ctx.out(text, true)`, only colours are
+ * escapes.
  */
-export function renderTable(
-  rows: Row[],
-  colour: boolean,
-  now = Date.now(),
-  { columns, headers = true, width = null }: TableOptions = {},
-): string {
-  // `list --discover` rows say where they come from (roster's store, Claude Code's own files):
-  // the default columns then show it after the agent.
-  const sourced = rows.some((r) => "source" in r);
-  columns ??= sourced
-    ? ["pid", "liveness", "agent", "source", "runtime", "age", "cwd"]
-    : DEFAULT_COLUMNS;
-  const specs = columns.map((c) => COLUMNS[c]);
-  const header = specs.map((c) => c.header);
-  const cells = rows.map((r) =>
-    specs.map((c, i) =>
+export class Table {
+  readonly #columns: readonly string[];
+  readonly #specs: { header: string; cell: (row: Row, now: number) => string }[];
+  readonly #natural: number[];
+  readonly #livenessAt: number;
+  #widths: number[] | null = null;
+
+  constructor(
+    readonly colour: boolean,
+    readonly now = Date.now(),
+    { columns, headers = true, width = null, sourced = false }: TableOptions = {},
+  ) {
+    this.#columns = columns ??
+      (sourced ? ["pid", "liveness", "agent", "source", "runtime", "age", "cwd"] : DEFAULT_COLUMNS);
+    this.#specs = this.#columns.map((c) => COLUMNS[c]);
+    this.#natural = this.#specs.map((c) => headers ? c.header.length : 0);
+    this.#livenessAt = this.#columns.indexOf("liveness");
+    this.headers = headers;
+    this.width = width;
+  }
+
+  readonly headers: boolean;
+  readonly width: number | null;
+
+  /** One row as text to keep until the layout is known: its liveness, then its cells. */
+  cells(r: Row): string {
+    const out = [r.liveness as string];
+    for (let i = 0; i < this.#specs.length; i++) {
       // A malformed row's agent cell says what is wrong: it has no agent to show.
-      printable(columns[i] === "agent" && r.malformed ? `! ${r.detail}` : c.cell(r, now))
-    )
-  );
-  const natural = header.map((h, i) =>
-    Math.max(headers ? h.length : 0, ...cells.map((c) => [...c[i]].length))
-  );
-  const minimum = header.map((h) => Math.min(Math.max(h.length, 6), 12));
-  const widths = fitWidths(natural, minimum, width);
-  const livenessAt = columns.indexOf("liveness");
-  const line = (c: string[], liveness?: Row["liveness"]) =>
-    c.map((v, i) => {
+      const cell = printable(
+        this.#columns[i] === "agent" && r.malformed
+          ? `! ${r.detail}`
+          : this.#specs[i].cell(r, this.now),
+      );
+      const length = [...cell].length;
+      if (length > this.#natural[i]) this.#natural[i] = length;
+      out.push(cell);
+    }
+    return out.join("\0");
+  }
+
+  #layout(): number[] {
+    const minimum = this.#specs.map((c) => Math.min(Math.max(c.header.length, 6), 12));
+    return this.#widths ??= fitWidths(this.#natural, minimum, this.width);
+  }
+
+  /** The header line, or null without headers. */
+  header(): string | null {
+    return this.headers ? this.#line(this.#specs.map((c) => c.header)) : null;
+  }
+
+  /** The line of a row kept by `cells`. */
+  line(text: string): string {
+    const parts = text.split("\0");
+    return this.#line(parts.slice(1), parts[0] as Row["liveness"]);
+  }
+
+  #line(c: string[], liveness?: Row["liveness"]): string {
+    const widths = this.#layout();
+    return c.map((v, i) => {
       const shown = cut(v, widths[i]);
       const padded = i === c.length - 1 ? shown : shown + " ".repeat(widths[i] - [...shown].length);
-      return colour && liveness && i === livenessAt
+      return this.colour && liveness && i === this.#livenessAt
         ? `${COLOURS[liveness]}${padded}\x1b[0m`
         : padded;
     }).join("  ").trimEnd();
-  const body = cells.map((c, i) => line(c, rows[i].liveness));
-  return [...(headers ? [line(header)] : []), ...body].join("\n") + "\n";
+  }
 }

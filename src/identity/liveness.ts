@@ -105,6 +105,9 @@ export function ownSessionVerdict(
     : verdict;
 }
 
+/** Probes one judge remembers: far more than a call's ancestry walk or discovery needs. */
+const PROBE_CACHE_LIMIT = 4096;
+
 /** Judges many identities against one backend, probing each pid at most once per call. */
 export class LivenessJudge {
   readonly #probes = new Map<number, Probe>();
@@ -138,6 +141,9 @@ export class LivenessJudge {
     let p = fresh ? undefined : this.#probes.get(pid);
     if (p === undefined) {
       p = this.backend.probe(pid);
+      // Bounded: `list` streams a store of any size through one judge, and its memory must
+      // not grow with the store. A pid probed again after the cut is probed afresh.
+      if (this.#probes.size >= PROBE_CACHE_LIMIT) this.#probes.clear();
       this.#probes.set(pid, p);
     }
     return p;

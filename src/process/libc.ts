@@ -114,7 +114,15 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
   let pathBuf = new Uint8Array(4096);
   const cString = (text: string): Uint8Array => {
     if (text.length * 3 + 1 > pathBuf.length) pathBuf = new Uint8Array(text.length * 3 + 1);
-    const { written } = encoder.encodeInto(text, pathBuf);
+    // ASCII (every record name, every /proc path) byte by byte: encodeInto is an op call,
+    // and it was the largest single cost of `list` over a big store.
+    let i = 0;
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 0 || c > 0x7f) break;
+      pathBuf[i] = c;
+    }
+    const written = i === text.length ? i : encoder.encodeInto(text, pathBuf).written;
     pathBuf[written] = 0;
     return pathBuf;
   };

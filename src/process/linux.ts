@@ -4,6 +4,7 @@
  * stepped); the boot is told apart by /proc/sys/kernel/random/boot_id. The /proc root is
  * injectable so tests can point it at fixtures.
  */
+import { EACCES, ENOENT, EPERM, loadedLibc } from "./libc.ts";
 import { exactTokens, type Probe, type ProcessBackend, type ProcessCommand } from "./types.ts";
 
 /** Clock ticks per second as seen by user space (USER_HZ): 100 on every mainstream arch. */
@@ -104,6 +105,43 @@ export function isDeadState(state: string): boolean {
   return state === "Z" || state === "X" || state === "x";
 }
 
+/** ESRCH: the process exited between the open and the read of its /proc file. */
+const ESRCH = 3;
+const procDecoder = new TextDecoder();
+const procBuf = new Uint8Array(4096);
+
+/**
+ * A /proc file's text, or the errno of a read that failed. Through libc once `list` or
+ * `prune` loaded it (a dead pid then costs one failed open(2), not a thrown exception, and
+ * thousands are probed); through Deno otherwise (a hook probes a handful, and loading libc
+ * would cost more than it saves). Never libc that is not loaded: a -1 from no libc is no
+ * errno.
+ */
+function readProcFile(path: string): string | number {
+  const c = loadedLibc();
+  if (c !== null) {
+    const fd = c.open(path, 0);
+    if (fd === -ENOENT || fd === -ESRCH || fd === -EACCES || fd === -EPERM) return -fd;
+    if (fd >= 0) {
+      try {
+        const n = c.read(fd, procBuf);
+        if (n >= 0) return procDecoder.decode(procBuf.subarray(0, n));
+        if (-n === ESRCH) return ESRCH;
+      } finally {
+        c.close(fd);
+      }
+    }
+    // Any other failure: Deno's call says what it is.
+  }
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return ENOENT;
+    if (err instanceof Deno.errors.PermissionDenied) return EACCES;
+    return -1;
+  }
+}
+
 export function linuxBackend(procRoot = "/proc") {
   let bootIdCache: string | null | undefined;
   let btimeCache: number | null | undefined;
@@ -149,17 +187,15 @@ export function linuxBackend(procRoot = "/proc") {
   function probe(pid: number): Probe {
     // kill(0, 0) and kill(-1, 0) would probe process groups, not a process.
     if (!Number.isSafeInteger(pid) || pid <= 0) return { kind: "gone" };
-    let text: string;
-    try {
-      text = Deno.readTextFileSync(`${procRoot}/${pid}/stat`);
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) {
+    const text = readProcFile(`${procRoot}/${pid}/stat`);
+    if (typeof text === "number") {
+      if (text === ENOENT || text === ESRCH) {
         // Proof of death, unless hidepid= may hide other users' processes: then ask
         // kill(pid, 0), which is left off the common path because it costs ~3 ms to load.
         if (!mayHide()) return { kind: "gone" };
         const k = signalProbe(pid);
         if (k !== "exists") return { kind: k };
-      } else if (!(err instanceof Deno.errors.PermissionDenied)) {
+      } else if (text !== EACCES && text !== EPERM) {
         return { kind: "unsupported" };
       }
       // It exists (hidepid=1 makes it unreadable rather than missing) but says nothing more.

@@ -6,4 +6,5 @@
  */
 export { hostDirName } from "./layout.ts";
 export type { Row } from "./row.ts";
-export { forEachRow, holdSession, readRows } from "./store.ts";
+export { holdSession } from "./store.ts";
+export { forEachRow, readRows } from "./scan.ts";

@@ -8,6 +8,7 @@ import { ioError, UsageError } from "../errors.ts";
 import { join, privateChild, trustedDir, UntrustedError } from "../fs/dir.ts";
 import { withLock } from "../fs/flock.ts";
 import { listNames, readSmallFile } from "../fs/read.ts";
+import type { FileResult } from "../fs/result.ts";
 import { removeQuietly, writeAtomic } from "../fs/write.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { pause } from "../pause.ts";
@@ -16,7 +17,6 @@ import { parseTime } from "../time.ts";
 import {
   dirHost,
   hostDirName,
-  hostDirPath,
   type Place,
   placeDirName,
   placeDirNames,
@@ -24,26 +24,19 @@ import {
   recordName,
   sessionsDir,
   STORED_NAME,
-  TEMP_NAME,
 } from "./layout.ts";
-import {
-  cleanupAction,
-  DEFAULT_RETENTION_MS,
-  endedName,
-  linkChain,
-  pruneAction,
-  type RowAction,
-} from "./lifecycle.ts";
+import { cleanupAction, DEFAULT_RETENTION_MS, endedName } from "./lifecycle.ts";
 import {
   type ContinuationHold,
   type SessionLink,
   type SessionRecord,
   validateRecord,
 } from "./record.ts";
-import { malformedRow, recordRow, type Row, sortRows } from "./row.ts";
+import { malformedRow, recordRow, type Row } from "./row.ts";
+import { type Examined, sweep } from "./sweep.ts";
 
 /** One file read from the store: a valid record, or why it is not one. */
-type Entry =
+export type Entry =
   | { ok: true; path: string; record: SessionRecord; mtimeMs: number | null }
   | {
     ok: false;
@@ -54,17 +47,13 @@ type Entry =
     problem: string;
   };
 
-/**
- * Reads one record file safely. Returns null when the file vanished (a racing prune or
- * unregister): it is simply not there any more.
- */
-function readEntry(dir: string, dirName: string, name: string): Entry | null {
-  const m = STORED_NAME.exec(name);
-  if (!m) return null;
-  const filePid = Number(m[1]);
-  const path = join(dir, name);
-  const file = readSmallFile(path);
-  if (file === null) return null;
+/** The entry for what a careful read of the record file `path` (named for `filePid`) returned. */
+export function entryOf(
+  path: string,
+  filePid: number,
+  dirName: string,
+  file: FileResult<string>,
+): Entry {
   const bad = (problem: string): Entry => ({
     ok: false,
     path,
@@ -91,7 +80,19 @@ function readEntry(dir: string, dirName: string, name: string): Entry | null {
   return { ok: true, path, record: checked.record, mtimeMs: file.mtimeMs };
 }
 
-function toRow(entry: Entry, judge: LivenessJudge, fresh = false): Row {
+/**
+ * Reads one record file safely. Returns null when the file vanished (a racing prune or
+ * unregister): it is simply not there any more.
+ */
+function readEntry(dir: string, dirName: string, name: string): Entry | null {
+  const m = STORED_NAME.exec(name);
+  if (!m) return null;
+  const path = join(dir, name);
+  const file = readSmallFile(path);
+  return file === null ? null : entryOf(path, Number(m[1]), dirName, file);
+}
+
+export function toRow(entry: Entry, judge: LivenessJudge, fresh = false): Row {
   if (!entry.ok) {
     const host = dirHost(entry.dirName);
     return malformedRow(entry.path, entry.filePid, host, entry.mtimeMs, entry.problem);
@@ -104,7 +105,7 @@ function toRow(entry: Entry, judge: LivenessJudge, fresh = false): Row {
  * user can rewrite any directory on the way (fs/dir.ts), so what is checked here is what every
  * later call reaches. Null when there is no store yet (and `create` is not set).
  */
-function openStore(home: string, create: boolean): string | null {
+export function openStore(home: string, create: boolean): string | null {
   const root = trustedDir(home, "the store", { create });
   if (root === null) return null;
   return privateChild(root, "sessions", create) === null ? null : root;
@@ -134,7 +135,7 @@ function placeDirsIn(root: string | null, host: string, judge: LivenessJudge) {
  * The names of the host directories under the checked store's sessions/. Each must be the
  * caller's own real directory: a link or another user's directory there is refused.
  */
-function listHostDirs(root: string): string[] {
+export function listHostDirs(root: string): string[] {
   const sessions = sessionsDir(root);
   const names: string[] = [];
   try {
@@ -149,26 +150,6 @@ function listHostDirs(root: string): string[] {
     throw ioError("Could not read the store", sessions, err);
   }
   return names.sort();
-}
-
-/** Hands every row in the store to `fn`, one at a time, each file once, judged at read time. */
-export function forEachRow(home: string, judge: LivenessJudge, fn: (row: Row) => void) {
-  const root = openStore(home, false);
-  if (root === null) return;
-  for (const dirName of listHostDirs(root)) {
-    const dir = hostDirPath(root, dirName);
-    for (const name of listNames(dir, "Could not read the store")) {
-      const entry = readEntry(dir, dirName, name);
-      if (entry !== null) fn(toRow(entry, judge));
-    }
-  }
-}
-
-/** Every row in the store, newest first. */
-export function readRows(home: string, judge: LivenessJudge): Row[] {
-  const rows: Row[] = [];
-  forEachRow(home, judge, (row) => rows.push(row));
-  return linkChain(sortRows(rows));
 }
 
 /**
@@ -190,20 +171,25 @@ export function readRecordRow(
 }
 
 /**
- * How many records one `register` examines for cleanup. Bounded so that a hook's cost does
- * not grow with the store; each call starts at a random place, so every dead record is
- * reached over a few registrations, and `prune` always examines all of them.
+ * How many records one `register` examines for cleanup: bounded so that a hook's cost does
+ * not grow with the store. The candidates come from the sweep queue (./sweep.ts), never from
+ * a listing of the directory; `prune` examines every record.
  */
 const REGISTER_CLEANUP_LIMIT = 8;
 
 /** What the lifecycle needs from the caller: the retention window and open continuations. */
 export interface Keeping {
   retentionMs: number;
-  /** Whether a continuation still holds this row (its key is not finished). */
-  held: (row: Row) => boolean;
+  /**
+   * Whether a continuation still holds this row (its key is not finished); null when that
+   * cannot be told before `load` has run.
+   */
+  held: (row: Row) => boolean | null;
+  /** Loads what `held` needs to answer for every row (the continuation ledger). */
+  load?: () => Promise<void>;
 }
 
-const recordJson = (record: SessionRecord) => JSON.stringify(record, null, 2) + "\n";
+export const recordJson = (record: SessionRecord) => JSON.stringify(record, null, 2) + "\n";
 
 /** The file name a record is written under (layout.ts recordName). */
 const fileOf = (record: SessionRecord) =>
@@ -226,28 +212,71 @@ export async function writeRecord(
   const dir = placeDirIn(root, dirName, true)!;
   const name = fileOf(record);
   const path = join(dir, name);
-  return await withLock(dir, () => {
+  return await withLock(dir, async () => {
     pause("register:after-lock", home);
-    moveAsideEnded(dir, dirName, name, record, judge, now);
+    const before = moveAsideEnded(dir, dirName, name, record, judge, now);
     // No fsync: only a power loss could tear this write, and a power loss ends the session
     // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
     writeAtomic(path, recordJson(record), false, () => pause("register:before-rename", home));
     pause("register:before-cleanup", home);
+    // New names join the queue: this record when it is new, and an ended one moved aside.
+    const added = before === "refreshed" ? [] : [name.slice(0, -".json".length)];
+    if (typeof before === "object") added.push(before.movedTo);
     try {
+      // Records whose continuation could not be judged yet: kept (and queued again) by the
+      // sweep, then looked at once more with the ledger loaded.
+      const later: string[] = [];
       sweep(
-        root,
-        dirName,
-        judge,
-        (row) => cleanupAction(row, now, keeping.retentionMs, keeping.held),
-        {
-          limit: REGISTER_CLEANUP_LIMIT,
-          skip: name,
-          now,
-        },
+        dir,
+        REGISTER_CLEANUP_LIMIT,
+        (stem) => cleanUp(dir, dirName, stem, judge, keeping, now, later),
+        added,
       );
+      if (later.length > 0 && keeping.load) {
+        await keeping.load();
+        for (const stem of later) cleanUp(dir, dirName, stem, judge, keeping, now, []);
+      }
     } catch { /* best effort: a failed cleanup never fails the registration */ }
     return path;
   }).finally(() => retireOldCopy(root, record, name));
+}
+
+/**
+ * Register's cleanup of one queued record (`<stem>.json`), under the lock: re-read and judged
+ * with a fresh probe, then stamped, removed or kept as the lifecycle says. A record whose
+ * continuation cannot be judged yet is kept and its name added to `later`.
+ */
+function cleanUp(
+  dir: string,
+  dirName: string,
+  stem: string,
+  judge: LivenessJudge,
+  keeping: Keeping,
+  now: number,
+  later: string[],
+): Examined {
+  const entry = readEntry(dir, dirName, `${stem}.json`);
+  if (entry === null) return "missing";
+  const row = toRow(entry, judge, true);
+  let unknown = false;
+  const held = (r: Row) => {
+    const h = keeping.held(r);
+    if (h === null) unknown = true;
+    return h ?? true;
+  };
+  const action = cleanupAction(row, now, keeping.retentionMs, held);
+  if (unknown) later.push(stem);
+  if (action === "stamp" && entry.ok) {
+    try {
+      writeAtomic(row.path, recordJson(stamped(entry.record, row, now)), false);
+    } catch { /* best effort: stamped next time */ }
+  } else if (action === "remove") {
+    try {
+      Deno.removeSync(row.path);
+      return "removed";
+    } catch { /* kept: looked at again next round */ }
+  }
+  return "kept";
 }
 
 /**
@@ -310,7 +339,8 @@ export async function markEnded(
  * The caller holds the lock. When `name` (the file `record` goes to) is the record of another
  * process (another start token or boot) that has ended, it is kept under a name of its own,
  * stamped as ended, so that registering a new session under a reused pid never erases what a
- * restore needs.
+ * restore needs. Says what `name` was: a refresh of this session's record, new (or replaced),
+ * or moved aside to `movedTo` (a name without `.json`, for the cleanup queue).
  */
 function moveAsideEnded(
   dir: string,
@@ -319,177 +349,36 @@ function moveAsideEnded(
   record: SessionRecord,
   judge: LivenessJudge,
   now: number,
-) {
+): "refreshed" | "new" | { movedTo: string } {
   const old = readEntry(dir, dirName, name);
-  if (old === null || !old.ok) return;
+  if (old === null || !old.ok) return "new";
   const same = old.record.start_token === record.start_token &&
     old.record.boot_id === record.boot_id;
-  if (same) return;
+  if (same) return "refreshed";
   const row = toRow(old, judge, true);
-  if (row.liveness !== "dead") return;
+  if (row.liveness !== "dead") return "new";
   const ended = stamped(old.record, row, now);
   for (let i = 0; i < 5; i++) {
-    const target = join(
-      dir,
-      endedName(record.session_pid, old.record.registered_at, randomSuffix()),
-    );
+    const moved = endedName(record.session_pid, old.record.registered_at, randomSuffix());
+    const target = join(dir, moved);
     try {
       Deno.lstatSync(target);
       continue;
     } catch { /* free */ }
     writeAtomic(target, recordJson(ended), false);
-    return;
+    return { movedTo: moved.slice(0, -".json".length) };
   }
+  return "new";
 }
 
 const randomSuffix = () => Math.floor(Math.random() * 36 ** 4).toString(36).padStart(4, "0");
 
 /** The record with when roster first saw it ended, and how (kept when already stamped). */
-function stamped(record: SessionRecord, row: Row, now: number): SessionRecord {
+export function stamped(record: SessionRecord, row: Row, now: number): SessionRecord {
   return record.ended_at !== null ? record : {
     ...record,
     ended_at: new Date(now).toISOString(),
     ended_reason: row.reason,
-  };
-}
-
-/**
- * Goes through the rows of one host directory under the caller's lock and acts on what
- * `decide` says: `remove`, `stamp` (record when it was first seen ended), or keep (any other
- * answer, tallied). Each candidate is re-read and re-judged with a fresh probe right before it
- * is acted on. With `limit`, examines at most that many records, from a random starting point.
- */
-function sweep(
-  root: string,
-  dirName: string,
-  judge: LivenessJudge,
-  decide: (row: Row) => RowAction,
-  { dryRun = false, limit = Infinity, beforeRemove, skip, now = Date.now() }: {
-    dryRun?: boolean;
-    limit?: number;
-    beforeRemove?: () => void;
-    /** A name not to examine (register's own, just written record). */
-    skip?: string;
-    now?: number;
-  } = {},
-): { removed: Row[]; seen: number; tally: Partial<Record<RowAction, number>> } {
-  const dir = hostDirPath(root, dirName);
-  const removed: Row[] = [];
-  const tally: Partial<Record<RowAction, number>> = {};
-  let seen = 0;
-  let names: string[];
-  try {
-    names = [];
-    for (const e of Deno.readDirSync(dir)) {
-      if (STORED_NAME.test(e.name)) {
-        if (e.name !== skip) names.push(e.name);
-      } else if (!dryRun && TEMP_NAME.test(e.name)) {
-        // Under the lock no writer is mid-write, so any temp file is a crashed writer's.
-        removeQuietly(join(dir, e.name));
-      }
-    }
-  } catch {
-    return { removed, seen, tally };
-  }
-  if (names.length > limit) {
-    const start = Math.floor(Math.random() * names.length);
-    names = [...names.slice(start), ...names.slice(0, start)].slice(0, limit);
-  }
-  for (const name of names) {
-    const first = readEntry(dir, dirName, name);
-    if (first === null) continue;
-    seen++;
-    const firstAction = decide(toRow(first, judge));
-    if (firstAction !== "remove" && firstAction !== "stamp") {
-      tally[firstAction] = (tally[firstAction] ?? 0) + 1;
-      continue;
-    }
-    const again = readEntry(dir, dirName, name);
-    if (again === null) continue;
-    const row = toRow(again, judge, true);
-    const action = decide(row);
-    if (action === "stamp" && again.ok) {
-      if (!dryRun) {
-        try {
-          writeAtomic(row.path, recordJson(stamped(again.record, row, now)), false);
-        } catch { /* best effort: stamped next time */ }
-      }
-      tally.keep = (tally.keep ?? 0) + 1;
-      continue;
-    }
-    if (action !== "remove") {
-      tally[action] = (tally[action] ?? 0) + 1;
-      continue;
-    }
-    if (!dryRun) {
-      try {
-        // Only a malformed row can be a directory (a valid record is a regular file).
-        if (row.malformed && Deno.lstatSync(row.path).isDirectory) continue;
-        beforeRemove?.();
-        Deno.removeSync(row.path);
-      } catch {
-        continue;
-      }
-    }
-    removed.push(row);
-  }
-  return { removed, seen, tally };
-}
-
-interface PruneResult {
-  removed: Row[];
-  dead_removed: number;
-  unknown_removed: number;
-  kept: number;
-  /** Ended rows kept because a continuation still holds them. */
-  held: number;
-  /** Parked rows kept (removed only past --older-than). */
-  parked: number;
-}
-
-/**
- * Prunes every host directory: ended rows always (retention or not) unless a continuation
- * holds them, parked and unknown ones only older than `olderThanMs`.
- */
-export async function prune(
-  home: string,
-  judge: LivenessJudge,
-  olderThanMs: number | null,
-  dryRun: boolean,
-  held: (row: Row) => boolean,
-  now = Date.now(),
-): Promise<PruneResult> {
-  const removed: Row[] = [];
-  let seen = 0;
-  let heldCount = 0;
-  let parked = 0;
-  const root = openStore(home, false);
-  for (const dirName of root === null ? [] : listHostDirs(root)) {
-    const dir = hostDirPath(root!, dirName);
-    const run = () => {
-      if (!dryRun) pause("prune:after-lock", home);
-      const r = sweep(root!, dirName, judge, (row) => pruneAction(row, now, olderThanMs, held), {
-        dryRun,
-        beforeRemove: () => pause("prune:before-remove", home),
-        now,
-      });
-      seen += r.seen;
-      heldCount += r.tally.held ?? 0;
-      parked += r.tally.parked ?? 0;
-      removed.push(...r.removed);
-    };
-    if (dryRun) run();
-    else await withLock(dir, run);
-  }
-  sortRows(removed);
-  const dead = removed.filter((r) => r.liveness === "dead").length;
-  return {
-    removed,
-    dead_removed: dead,
-    unknown_removed: removed.length - dead,
-    kept: seen - removed.length,
-    held: heldCount,
-    parked,
   };
 }
 

@@ -1,17 +1,18 @@
 /**
  * Where `register` finds the records its bounded cleanup examines, without listing the host
  * directory (a listing costs in proportion to the store: 96% of a register at 100,000
- * records). Two small files in the host directory hold pids as decimal lines, a queue made
- * of two stacks: `.sweep` is popped from its end, a few pids a call; what was examined and
- * kept (still alive, or cannot tell) and every newly registered pid is pushed onto
+ * records). Two small files in the host directory hold record names (`<pid>`, or
+ * `<pid>.<suffix>` for an ended record moved aside; `.json` left off) as lines, a queue made
+ * of two stacks: `.sweep` is popped from its end, a few names a call; what was examined and
+ * kept (still alive, or cannot tell) and every new record's name is pushed onto
  * `.sweep.next`; when `.sweep` runs dry, `.sweep.next` becomes it. So each record comes up
  * once per round, a round lasting about (records / pops per call) registrations, and a call
  * reads and writes a few hundred bytes whatever the store's size. `prune`, which reads the
  * whole directory anyway, rewrites `.sweep` with every record it kept, which compacts the
  * queue and brings in records no register has queued (a store written before the queue).
  *
- * The files are hints, never trusted: a pid in them only names a record to re-read and
- * re-judge, a line that is not a pid is dropped, and a file that is a link, not a regular
+ * The files are hints, never trusted: a name in them only names a record to re-read and
+ * re-judge, a line that is not a record's name is dropped, and a file that is a link, not a regular
  * file or not ours is left alone (the cleanup is skipped). Every change happens under the
  * host directory's lock, pushes before the pop is cut off, so a crash can duplicate an entry
  * but never lose one.
@@ -20,9 +21,9 @@
 export const SWEEP_NAME = ".sweep";
 export const SWEEP_NEXT_NAME = ".sweep.next";
 
-/** At most this many bytes are read to find the popped lines: a pid is at most 10 digits. */
-const LINE_MAX = 11;
-const PID_LINE = /^[1-9][0-9]{0,9}$/;
+/** At most this many bytes a line: a pid (10 digits), a dot and a suffix (layout.ts), "\n". */
+const LINE_MAX = 44;
+const NAME_LINE = /^[1-9][0-9]{0,9}(?:\.[0-9a-z]{1,32})?$/;
 
 const uid = Deno.build.os === "windows" ? null : Deno.uid();
 const encoder = new TextEncoder();
@@ -63,8 +64,8 @@ function openQueue(path: string, create: boolean): Deno.FsFile | null {
   return null;
 }
 
-/** Pops up to `limit` pids off the end of the queue file; returns them and where to cut it. */
-function readTail(file: Deno.FsFile, limit: number): { pids: number[]; cut: number } {
+/** Pops up to `limit` names off the end of the queue file; returns them and where to cut it. */
+function readTail(file: Deno.FsFile, limit: number): { names: string[]; cut: number } {
   const size = file.statSync().size;
   const want = Math.min(size, limit * LINE_MAX + 1);
   const start = size - want;
@@ -77,39 +78,39 @@ function readTail(file: Deno.FsFile, limit: number): { pids: number[]; cut: numb
     off += n;
   }
   // From the end, whole lines only: the window's first line may start before it.
-  const pids: number[] = [];
+  const names: string[] = [];
   let cut = start + off;
   let end = off > 0 && buf[off - 1] === 0x0a ? off - 1 : off;
-  while (pids.length < limit) {
+  while (names.length < limit) {
     let s = end;
     while (s > 0 && buf[s - 1] !== 0x0a) s--;
     if (s === 0 && start > 0) break;
     cut = start + s;
     const line = decoder.decode(buf.subarray(s, end));
-    if (PID_LINE.test(line)) pids.push(Number(line));
+    if (NAME_LINE.test(line)) names.push(line);
     if (s === 0) break;
     end = s - 1;
   }
   // No whole line in the window: a line longer than any pid, which can hold none. Drop it.
   if (cut === start + off && off > 0) cut = start;
-  return { pids, cut };
+  return { names, cut };
 }
 
-/** What the caller did with a popped pid's record. */
+/** What the caller did with a popped name's record. */
 export type Examined = "kept" | "removed" | "missing";
 
 /**
- * One register's cleanup step, under the host lock: pops up to `limit` pids, lets `examine`
- * re-read and judge each record (removing it if dead), and queues again the ones it kept,
- * plus `added` (the pid just registered, when its record is new). Best effort: any failure
- * leaves the queue as it was or with a duplicate, never with a loss.
+ * One register's cleanup step, under the host lock: pops up to `limit` names, lets `examine`
+ * re-read and judge each record (removing it if it is done with), and queues again the ones
+ * it kept, plus `added` (the names of records just created). Best effort: any failure leaves
+ * the queue as it was or with a duplicate, never with a loss.
  */
 export function sweep(
   dir: string,
   limit: number,
-  examine: (pid: number) => Examined,
-  added: number | null,
-): number[] {
+  examine: (name: string) => Examined,
+  added: readonly string[],
+): string[] {
   const current = `${dir}/${SWEEP_NAME}`;
   const next = `${dir}/${SWEEP_NEXT_NAME}`;
   let file = openQueue(current, false);
@@ -124,23 +125,23 @@ export function sweep(
       file = openQueue(current, false);
     } catch { /* nothing queued yet */ }
   }
-  const push: number[] = [];
-  const popped: number[] = [];
+  const push: string[] = [];
+  const popped: string[] = [];
   try {
     if (file !== null) {
       const tail = readTail(file, limit);
-      const seen = new Set<number>();
-      for (const pid of tail.pids) {
-        if (seen.has(pid) || pid === added) continue;
-        seen.add(pid);
-        popped.push(pid);
-        if (examine(pid) === "kept") push.push(pid);
+      const seen = new Set<string>(added);
+      for (const name of tail.names) {
+        if (seen.has(name)) continue;
+        seen.add(name);
+        popped.push(name);
+        if (examine(name) === "kept") push.push(name);
       }
-      if (added !== null) push.push(added);
+      push.push(...added);
       if (push.length > 0) append(next, push);
       file.truncateSync(tail.cut);
-    } else if (added !== null) {
-      append(next, [added]);
+    } else if (added.length > 0) {
+      append(next, added);
     }
   } finally {
     file?.close();
@@ -148,12 +149,12 @@ export function sweep(
   return popped;
 }
 
-function append(path: string, pids: number[]) {
+function append(path: string, names: readonly string[]) {
   const file = openQueue(path, true);
   if (file === null) return;
   try {
     file.seekSync(0, Deno.SeekMode.End);
-    const bytes = encoder.encode(pids.join("\n") + "\n");
+    const bytes = encoder.encode(names.join("\n") + "\n");
     let off = 0;
     while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
   } finally {
@@ -162,12 +163,13 @@ function append(path: string, pids: number[]) {
 }
 
 /**
- * Replaces `.sweep` with `pids` (prune's view of every record it kept), written to a temp
+ * Replaces `.sweep` with `names` (prune's view of every record it kept), written to a temp
  * file and renamed, under the host lock. `.sweep.next` stays: registers that ran between
- * prune's batches queued their pids there.
+ * prune's batches queued their names there.
  */
-export function rewriteSweep(dir: string, pids: Iterable<number>) {
-  const tmp = `${dir}/${SWEEP_NAME}.${Deno.pid}.tmp`;
+export function rewriteSweep(dir: string, names: Iterable<string>) {
+  // One name: only the lock's holder writes it, and a killed prune's is reused, not left.
+  const tmp = `${dir}/${SWEEP_NAME}.tmp`;
   const file = openQueue(tmp, true);
   if (file === null) return;
   try {
@@ -179,8 +181,8 @@ export function rewriteSweep(dir: string, pids: Iterable<number>) {
       while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
       chunk = [];
     };
-    for (const pid of pids) {
-      chunk.push(`${pid}\n`);
+    for (const name of names) {
+      chunk.push(`${name}\n`);
       if (chunk.length >= 8192) flush();
     }
     flush();

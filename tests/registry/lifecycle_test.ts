@@ -7,6 +7,15 @@ import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { hostDir, roster, rosterJson, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
 import { FACTS } from "../continuation/fixtures.ts";
 
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 type Row = Record<string, unknown> & {
   session_pid: number;
   liveness: string;
@@ -158,6 +167,34 @@ Deno.test("a planned continuation keeps its session's row until the key is finis
   assertEquals(c.code, 0, c.stdout + c.stderr);
   const again = JSON.parse((await roster(["prune", "--home", home.path, "--json"])).stdout);
   assertEquals([again.removed.length, again.held], [1, 0]);
+});
+
+Deno.test("register's cleanup asks the ledger only for a row a continuation names", async () => {
+  await using home = await tempDir();
+  const pid = await crashed(home.path, "S1", [], { TMUX_PANE: "%3" });
+  const plan = await roster(
+    ["continuation-plan", "--key", "k1", "--session", String(pid), "--spacing", "0s"].concat(
+      ["--home", home.path],
+    ),
+  );
+  assertEquals(plan.code, 0, plan.stderr);
+  endedAgo(home.path, pid, 3 * DAY);
+  await using a = spawnSleeper();
+  await using b = spawnSleeper();
+  // Its queued name comes up at the next register: past retention, but held by k1.
+  await rosterJson(home.path, ["register", "--pid", String(a.pid)]);
+  assert(exists(`${hostDir(home.path)}/${pid}.json`), "held by k1, kept by register");
+  writeJson(`${home.path}/continuations/config.json`, { mode: "on" });
+  await rosterJson(home.path, ["continuation-release", "--key", "k1"]);
+  const facts = { ...FACTS, pane_key: "%3", last_entry_id: null };
+  const c = await roster(
+    ["continuation-check", "--key", "k1", "--facts", "-", "--claim", "--home", home.path],
+    { stdin: JSON.stringify(facts) },
+  );
+  assertEquals(c.code, 0, c.stdout + c.stderr);
+  // The next round of the queue reaches it again: the key is finished, the row goes.
+  await rosterJson(home.path, ["register", "--pid", String(b.pid)]);
+  assert(!exists(`${hostDir(home.path)}/${pid}.json`), "removed once k1 finished");
 });
 
 Deno.test("register records model and the harness's native session id", async () => {

@@ -7,7 +7,11 @@ import { RECORD_NAME } from "../../src/registry/layout.ts";
 import { assert } from "../assert.ts";
 import { hostDir } from "../helpers.ts";
 
-/** Every file in the host directory: name to content (directories and links by kind). */
+/**
+ * Every file in the host directory: name to content (directories and links by kind). The
+ * cleanup queue's files (.sweep, .sweep.next, .sweep.tmp) are left out: they are hints that
+ * register and prune rewrite.
+ */
 export function snapshot(home: string, dir = hostDir(home)): Map<string, string> {
   const out = new Map<string, string>();
   let entries: Deno.DirEntry[];
@@ -17,6 +21,7 @@ export function snapshot(home: string, dir = hostDir(home)): Map<string, string>
     return out;
   }
   for (const e of entries) {
+    if (e.name.startsWith(".sweep")) continue;
     const path = `${dir}/${e.name}`;
     const info = Deno.lstatSync(path);
     if (info.isSymlink) out.set(e.name, `symlink -> ${Deno.readLinkSync(path)}`);

@@ -13,7 +13,7 @@ import { modeOf } from "../../continuation/schema.ts";
 import { waitMechanism } from "../../process/exit_wait.ts";
 import { denoEnv, resolveHome } from "../../registry/home.ts";
 import { placeDirName } from "../../registry/layout.ts";
-import { readRows } from "../../registry/store.ts";
+import { readRows } from "../../registry/scan.ts";
 import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";

@@ -1,9 +1,15 @@
+/**
+ * `roster list`: every registered session with its liveness; it only reads. Rows stream from
+ * the store to the output: each is filtered as it is read (a row the filters refuse is never
+ * judged or formatted), and the ones shown wait in order as text (../ordered.ts), so memory
+ * is bounded by a row, not by the store.
+ */
 import { envVar } from "../../env.ts";
-/** `roster list`: every registered session with its liveness; it only reads. */
 import { UsageError } from "../../errors.ts";
-import type { LivenessJudge } from "../../identity/liveness.ts";
-import { type Row, sortRows } from "../../registry/row.ts";
-import { readRows } from "../../registry/store.ts";
+import type { SessionLink } from "../../registry/record.ts";
+import type { Row } from "../../registry/row.ts";
+import { streamRows } from "../../registry/scan.ts";
+import { parseTime } from "../../time.ts";
 import type { Parsed } from "../args.ts";
 import { type Context, realDir } from "../context.ts";
 import {
@@ -11,10 +17,13 @@ import {
   type ListFilter,
   listValues,
   matches,
+  matchesFields,
   parseColumns,
   WIDE_COLUMNS,
 } from "../list_view.ts";
-import { renderTable, useColour } from "../table.ts";
+import { Ordered } from "../ordered.ts";
+import { Table, useColour } from "../table.ts";
+import { terminalJson } from "../terminal.ts";
 
 /** The terminal's width: $COLUMNS, else the terminal's own; null (no limit) into a pipe. */
 function terminalWidth(): number | null {
@@ -58,23 +67,127 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     columns = parsed;
   }
   const judge = await ctx.judge();
-  let all: Row[] = readRows(ctx.home, judge);
-  if (args.has("discover")) all = await withDiscovered(all, judge);
-  const rows = all.filter((r) => matches(r, filter));
-  if (ctx.json) ctx.printJson(rows);
-  else if (rows.length === 0) ctx.err(emptyMessage(givenFilters(args)));
-  else if (args.has("quiet")) ctx.out(rows.map((r) => r.session_pid ?? "?").join("\n"));
-  else {
-    ctx.out(
-      renderTable(rows, useColour(args.get("color")), Date.now(), {
-        columns,
-        headers: !args.has("no-headers"),
-        width: terminalWidth(),
-      }),
-      true,
-    );
+  const discover = args.has("discover");
+  const quiet = !ctx.json && args.has("quiet");
+  const table = ctx.json || quiet ? null : new Table(useColour(args.get("color")), Date.now(), {
+    columns,
+    headers: !args.has("no-headers"),
+    width: terminalWidth(),
+    sourced: discover,
+  });
+  using ordered = new Ordered();
+  const links = new Links();
+  const add = (row: Row) => {
+    if (!matches(row, filter)) return;
+    const text = ctx.json
+      ? jsonElement(row)
+      : quiet
+      ? String(row.session_pid ?? "?")
+      : table!.cells(row);
+    ordered.add(sortKey(row), row.path, text);
+  };
+  // Alive sessions of this host that roster knows: --discover does not list them twice.
+  const covered = new Set<number | null>();
+  // A row that names a successor is read whatever the filters: the successor shows it.
+  const keep = discover
+    ? undefined
+    : (f: Parameters<typeof matchesFields>[0] & { successor: SessionLink | null }) =>
+      f.successor !== null || matchesFields(f, filter);
+  for (const row of streamRows(ctx.home, judge, keep)) {
+    links.note(row);
+    if (!discover) add(row);
+    else {
+      if (row.host === judge.here.host && row.liveness === "alive") covered.add(row.session_pid);
+      add({ ...row, source: "roster" } as Row);
+    }
+  }
+  if (discover) {
+    const d = await import("../../registry/discover.ts");
+    const claude = d.claudeSessionsDir(envVar, Deno.build.os);
+    for (const row of claude === null ? [] : d.discoverClaude(claude, judge)) {
+      if (!covered.has(row.session_pid)) add(row);
+    }
+  }
+  const write = (bytes: Uint8Array) => ctx.stdout.bytes(bytes);
+  if (ctx.json) {
+    if (ordered.size === 0) ctx.out("[]");
+    else {
+      ctx.out("[", true);
+      ordered.emit(write, ",\n", links.empty ? undefined : (text) => links.patch(text));
+      ctx.out("\n]", true);
+    }
+  } else if (ordered.size === 0) ctx.err(emptyMessage(givenFilters(args)));
+  else if (quiet) {
+    ordered.emit(write, "\n");
+    ctx.out("", true);
+  } else {
+    const header = table!.header();
+    if (header !== null) ctx.out(header, true);
+    ordered.emit(write, "\n", (text) => table!.line(text));
+    ctx.out("", true);
   }
   return 0;
+}
+
+/** A row's place in the registry's order: its registration time, newest first. */
+export function sortKey(row: Row): number {
+  return row.registered_at === null ? -Infinity : parseTime(row.registered_at) ?? -Infinity;
+}
+
+/**
+ * One row as an element of a JSON array printed with two-space indentation, `depth` arrays
+ * deep (prune's rows sit in an object's array: 2), terminal-safe. JSON.stringify indents the
+ * row inside arrays of one element, which are then cut away: one native call, no re-indenting.
+ */
+export function jsonElement(row: unknown, depth = 1): string {
+  let wrapped: unknown = row;
+  for (let i = 0; i < depth; i++) wrapped = [wrapped];
+  const cut = depth * (depth + 1);
+  const text = JSON.stringify(wrapped, null, 2);
+  return terminalJson(text.slice(cut, text.length - cut));
+}
+
+/**
+ * The predecessor links `list` shows (registry/lifecycle.ts's linkChain), found while the
+ * rows stream: the rows that name a successor are noted (few: resumed sessions), and a shown
+ * row that is one of their successors gets its predecessor as it is printed.
+ */
+class Links {
+  readonly #byPid = new Map<
+    string,
+    { link: SessionLink; from: NonNullable<Row["predecessor"]> }[]
+  >();
+
+  get empty(): boolean {
+    return this.#byPid.size === 0;
+  }
+
+  note(row: Row) {
+    const next = row.successor;
+    if (!next || row.host === null || row.malformed) return;
+    const key = `${row.host}\0${next.pid}`;
+    const list = this.#byPid.get(key) ?? [];
+    list.push({
+      link: next,
+      from: { pid: row.session_pid!, session_id: row.session_id, path: row.path },
+    });
+    this.#byPid.set(key, list);
+  }
+
+  /** A JSON element with its predecessor filled in when a noted row names it. */
+  patch(text: string): string {
+    const host = /^ {4}"host": (".*"),?$/m.exec(text);
+    const pid = /^ {4}"session_pid": (\d+),?$/m.exec(text);
+    if (host === null || pid === null) return text;
+    const list = this.#byPid.get(`${JSON.parse(host[1])}\0${pid[1]}`);
+    if (list === undefined) return text;
+    const row = JSON.parse(text) as Row;
+    if (row.malformed) return text;
+    const found = list.find(({ link, from }) =>
+      from.path !== row.path && (link.start_token == null || link.start_token === row.start_token)
+    );
+    return found === undefined ? text : jsonElement({ ...row, predecessor: found.from });
+  }
 }
 
 /** The filtering flags as given, for the empty-result message. */
@@ -84,12 +197,4 @@ function givenFilters(args: Parsed): string[] {
     for (const v of args.all(flag)) out.push(`--${flag} ${v}`);
   }
   return out;
-}
-
-/** Adds the sessions harnesses record themselves; every row then says where it came from. */
-async function withDiscovered(rows: Row[], judge: LivenessJudge): Promise<Row[]> {
-  const d = await import("../../registry/discover.ts");
-  const dir = d.claudeSessionsDir(envVar, Deno.build.os);
-  const found = dir === null ? [] : d.discoverClaude(dir, judge);
-  return sortRows(d.mergeDiscovered(rows, found, judge.here.host));
 }

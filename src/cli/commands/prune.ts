@@ -1,33 +1,70 @@
 /**
  * `roster prune`: remove ended records always (unless a continuation holds them), parked and
- * unknown ones only past an explicit age; list what was removed.
+ * unknown ones only past an explicit age; list what was removed. The removed rows wait in
+ * order as text (../ordered.ts), so a prune of any size reports every one of them in memory
+ * bounded by a row.
  */
-import { prune } from "../../registry/store.ts";
+import type { Row } from "../../registry/row.ts";
+import { prune } from "../../registry/scan.ts";
 import { parseDuration } from "../../time.ts";
 import type { Parsed } from "../args.ts";
-import { heldByContinuation } from "../keeping.ts";
+import { heldByContinuation, loadLedger } from "../keeping.ts";
 import type { Context } from "../context.ts";
+import { Ordered } from "../ordered.ts";
+import { printable } from "../terminal.ts";
+import { jsonElement, sortKey } from "./list.ts";
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const older = args.get("older-than");
   const olderThanMs = older === undefined ? null : parseDuration(older, "--older-than", true);
   const dryRun = args.has("dry-run");
-  const result = await prune(ctx.home, await ctx.judge(), olderThanMs, dryRun, heldByContinuation);
+  const quiet = !ctx.json && args.has("quiet");
+  using removed = new Ordered();
+  const onRemoved = (r: Row) => {
+    removed.add(
+      sortKey(r),
+      r.path,
+      ctx.json
+        ? jsonElement(r, 2)
+        : quiet
+        ? ""
+        : `  ${r.session_pid ?? "?"}  ${r.liveness} (${r.reason})  ${printable(r.path)}`,
+    );
+  };
+  await loadLedger();
+  const counts = await prune(
+    ctx.home,
+    await ctx.judge(),
+    olderThanMs,
+    dryRun,
+    (row) => heldByContinuation(row) ?? true,
+    onRemoved,
+  );
+  const write = (bytes: Uint8Array) => ctx.stdout.bytes(bytes);
   if (ctx.json) {
-    ctx.printJson(dryRun ? { ...result, dry_run: true } : result);
+    // The shape JSON.stringify(result, null, 2) had: removed first, then the counts.
+    if (removed.size === 0) ctx.out('{\n  "removed": [],', true);
+    else {
+      ctx.out('{\n  "removed": [', true);
+      removed.emit(write, ",\n");
+      ctx.out("\n  ],", true);
+    }
+    const tail = JSON.stringify({ ...counts, ...(dryRun ? { dry_run: true } : {}) }, null, 2);
+    ctx.out(tail.slice(2), true);
     return 0;
   }
-  if (args.has("quiet")) return 0;
+  if (quiet) return 0;
   const verb = dryRun ? "Would remove" : "Removed";
   ctx.out(
-    `${verb} ${result.removed.length} record${result.removed.length === 1 ? "" : "s"} ` +
-      `(${result.dead_removed} dead, ${result.unknown_removed} unknown); kept ${result.kept}` +
-      (result.held || result.parked
-        ? ` (${result.held} held by a continuation, ${result.parked} parked).`
+    `${verb} ${removed.size} record${removed.size === 1 ? "" : "s"} ` +
+      `(${counts.dead_removed} dead, ${counts.unknown_removed} unknown); kept ${counts.kept}` +
+      (counts.held || counts.parked
+        ? ` (${counts.held} held by a continuation, ${counts.parked} parked).`
         : "."),
   );
-  for (const r of result.removed) {
-    ctx.out(`  ${r.session_pid ?? "?"}  ${r.liveness} (${r.reason})  ${r.path}`);
+  if (removed.size > 0) {
+    removed.emit(write, "\n");
+    ctx.out("", true);
   }
   return 0;
 }

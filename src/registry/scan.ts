@@ -1,0 +1,193 @@
+/**
+ * The store read whole, for `list`, `prune` and the other readers: host directories streamed
+ * entry by entry (src/fs/dirstream.ts), so memory is bounded by a row, never by the store.
+ * Kept apart from store.ts, which the hook commands load: they read only the records they name.
+ */
+import { ioError } from "../errors.ts";
+import { join } from "../fs/dir.ts";
+import { type DirStream, openDirStream } from "../fs/dirstream.ts";
+import { withLock } from "../fs/flock.ts";
+import { removeQuietly } from "../fs/write.ts";
+import type { LivenessJudge } from "../identity/liveness.ts";
+import { pause } from "../pause.ts";
+import { dirHost, hostDirPath, STORED_NAME, TEMP_NAME } from "./layout.ts";
+import { linkChain, pruneAction } from "./lifecycle.ts";
+import type { SessionLink } from "./record.ts";
+import { type Row, sortRows } from "./row.ts";
+import { type Entry, entryOf, listHostDirs, openStore, toRow } from "./store.ts";
+import { rewriteSweep } from "./sweep.ts";
+
+/** The cap of one record file (fs/read.ts's default for small files). */
+const MAX_RECORD = 64 * 1024;
+
+/** The entry for a file of a host directory being streamed (one open, no lookup by path). */
+function readEntryAt(dir: DirStream, dirName: string, name: string): Entry | null {
+  const m = STORED_NAME.exec(name);
+  if (!m) return null;
+  const file = dir.readSmall(name, MAX_RECORD);
+  return file === null ? null : entryOf(join(dir.path, name), Number(m[1]), dirName, file);
+}
+
+/** A checked host directory opened for streaming; null when it is not there (any more). */
+function openHostDir(root: string, dirName: string): DirStream | null {
+  const path = hostDirPath(root, dirName);
+  try {
+    return openDirStream(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw ioError("Could not read the store", path, err);
+  }
+}
+
+/** What a `keep` filter sees of a file before its row is judged. */
+export interface Fields {
+  agent: string | null;
+  cwd: string | null;
+  session_id: string | null;
+  host: string | null;
+  successor: SessionLink | null;
+}
+const NO_FIELDS: Fields = { agent: null, cwd: null, session_id: null, host: null, successor: null };
+
+/**
+ * Every row in the store, one at a time and in no particular order, each judged as it is
+ * read. `keep` sees each file's fields first: a row it refuses is never judged (no probe).
+ */
+export function* streamRows(
+  home: string,
+  judge: LivenessJudge,
+  keep?: (fields: Fields) => boolean,
+): Generator<Row, void, undefined> {
+  const root = openStore(home, false);
+  if (root === null) return;
+  for (const dirName of listHostDirs(root)) {
+    const dir = openHostDir(root, dirName);
+    if (dir === null) continue;
+    try {
+      for (let e = dir.next(); e !== null; e = dir.next()) {
+        const entry = readEntryAt(dir, dirName, e.name);
+        if (entry === null) continue;
+        if (keep && !keep(entry.ok ? entry.record : { ...NO_FIELDS, host: dirHost(dirName) })) {
+          continue;
+        }
+        yield toRow(entry, judge);
+      }
+    } finally {
+      dir.close();
+    }
+  }
+}
+
+/** Hands every row in the store to `fn`, one at a time, each file once, judged at read time. */
+export function forEachRow(home: string, judge: LivenessJudge, fn: (row: Row) => void) {
+  for (const row of streamRows(home, judge)) fn(row);
+}
+
+/** Every row in the store, newest first, linked (for the few callers that want them all). */
+export function readRows(home: string, judge: LivenessJudge): Row[] {
+  const rows: Row[] = [];
+  for (const row of streamRows(home, judge)) rows.push(row);
+  return linkChain(sortRows(rows));
+}
+
+/** Records examined per hold of the lock: a register waits at most one batch behind prune. */
+const PRUNE_BATCH = 1000;
+
+/** What prune did; the removed rows themselves went to its caller one by one. */
+export interface PruneCounts {
+  dead_removed: number;
+  unknown_removed: number;
+  kept: number;
+  /** Ended rows kept because a continuation still holds them. */
+  held: number;
+  /** Parked rows kept (removed only past --older-than). */
+  parked: number;
+}
+
+/**
+ * Prunes every host directory: ended rows always (retention or not) unless a continuation
+ * holds them, parked and unknown ones only older than `olderThanMs`. Each removed row goes to
+ * `onRemoved` as it is removed. Works in batches of PRUNE_BATCH records, each under the host
+ * lock, released in between: a concurrent register never waits for a whole pass. Under the
+ * lock no roster writer can change a record between its read and its removal, so each is read
+ * once, and judged with a probe taken under that lock.
+ */
+export async function prune(
+  home: string,
+  judge: LivenessJudge,
+  olderThanMs: number | null,
+  dryRun: boolean,
+  held: (row: Row) => boolean,
+  onRemoved: (row: Row) => void,
+  now = Date.now(),
+): Promise<PruneCounts> {
+  const counts: PruneCounts = { dead_removed: 0, unknown_removed: 0, kept: 0, held: 0, parked: 0 };
+  const root = openStore(home, false);
+  let paused = false;
+  for (const dirName of root === null ? [] : listHostDirs(root)) {
+    const dir = openHostDir(root!, dirName);
+    if (dir === null) continue;
+    // Every record kept, for the sweep queue: its name, not its row.
+    const kept: string[] = [];
+    let done = false;
+    const batch = () => {
+      if (!dryRun && !paused) {
+        paused = true;
+        pause("prune:after-lock", home);
+      }
+      for (let i = 0; i < PRUNE_BATCH; i++) {
+        const e = dir.next();
+        if (e === null) {
+          done = true;
+          return;
+        }
+        if (!STORED_NAME.test(e.name)) {
+          // Under the lock no writer is mid-write, so any temp file is a crashed writer's.
+          if (!dryRun && TEMP_NAME.test(e.name)) removeQuietly(join(dir.path, e.name));
+          continue;
+        }
+        const entry = readEntryAt(dir, dirName, e.name);
+        if (entry === null) continue;
+        const row = toRow(entry, judge, true);
+        const action = pruneAction(row, now, olderThanMs, held);
+        if (action !== "remove" || (!dryRun && !removeRow(row, home))) {
+          counts.kept++;
+          if (action === "held") counts.held++;
+          if (action === "parked") counts.parked++;
+          kept.push(e.name.slice(0, -".json".length));
+          continue;
+        }
+        if (row.liveness === "dead") counts.dead_removed++;
+        else counts.unknown_removed++;
+        onRemoved(row);
+      }
+    };
+    try {
+      while (!done) {
+        if (dryRun) batch();
+        else {
+          await withLock(dir.path, batch);
+          // A moment for a waiting register to take the lock before the next batch.
+          if (!done) await new Promise((ok) => setTimeout(ok, 1));
+        }
+      }
+      if (!dryRun) await withLock(dir.path, () => rewriteSweep(dir.path, kept));
+    } finally {
+      dir.close();
+    }
+  }
+  return counts;
+}
+
+/** Removes a picked row's file; false when it could not or must not (a directory). */
+function removeRow(row: Row, home: string): boolean {
+  try {
+    // Only a malformed row can be a directory (a valid record is a regular file).
+    if (row.malformed && Deno.lstatSync(row.path).isDirectory) return false;
+    pause("prune:before-remove", home);
+    Deno.removeSync(row.path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The streamed store read (src/fs/dirstream.ts): every entry once, and each file read with the
+ * same care and the same verdict as fs/read.ts's readSmallFile, without following a link or
+ * blocking on a FIFO. On Linux this runs libc's openat/statx path.
+ */
+import { assert, assertEquals } from "../assert.ts";
+import { tempDir } from "../helpers.ts";
+import { openDirStream } from "../../src/fs/dirstream.ts";
+import { readSmallFile } from "../../src/fs/read.ts";
+import { libc } from "../../src/process/libc.ts";
+
+Deno.test({
+  name: "dirstream: each hostile entry gets readSmallFile's verdict, and nothing blocks",
+  ignore: Deno.build.os === "windows", // FIFOs, modes and symlinks as a user makes them: Unix
+  async fn() {
+    await using dir = await tempDir();
+    const d = dir.path;
+    const write = (name: string, text: string | Uint8Array, mode = 0o600) => {
+      Deno.writeFileSync(
+        `${d}/${name}`,
+        typeof text === "string" ? new TextEncoder().encode(text) : text,
+      );
+      Deno.chmodSync(`${d}/${name}`, mode);
+    };
+    write("1.json", '{"ok":true}');
+    write("2.json", '{"open":true}', 0o666);
+    write("3.json", new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]));
+    write("4.json", "x".repeat(70_000));
+    Deno.symlinkSync(`${d}/1.json`, `${d}/5.json`);
+    Deno.mkdirSync(`${d}/6.json`);
+    const fifo = await new Deno.Command("mkfifo", { args: [`${d}/7.json`] }).output();
+    assert(fifo.success, "mkfifo");
+    const names: string[] = [];
+    using stream = openDirStream(d);
+    for (let e = stream.next(); e !== null; e = stream.next()) names.push(e.name);
+    assertEquals(names.sort(), [
+      "1.json",
+      "2.json",
+      "3.json",
+      "4.json",
+      "5.json",
+      "6.json",
+      "7.json",
+    ]);
+    for (const name of names) {
+      const streamed = stream.readSmall(name, 64 * 1024);
+      const careful = readSmallFile(`${d}/${name}`);
+      assertEquals(streamed?.ok, careful?.ok, name);
+      if (streamed && !streamed.ok && careful && !careful.ok) {
+        assertEquals(streamed.problem, careful.problem, name);
+      }
+    }
+    assertEquals(stream.readSmall("1.json", 1024), {
+      ok: true,
+      value: '{"ok":true}',
+      mtimeMs: Deno.statSync(`${d}/1.json`).mtime!.getTime(),
+    });
+    assertEquals(stream.readSmall("gone.json", 1024), null);
+    if (Deno.build.os === "linux") assert(libc() !== null, "glibc's path was the one tested");
+  },
+});
+
+Deno.test({
+  name: "dirstream: a link to a directory is refused, not followed",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await using dir = await tempDir();
+    Deno.mkdirSync(`${dir.path}/real`);
+    Deno.symlinkSync(`${dir.path}/real`, `${dir.path}/link`);
+    let refused = false;
+    try {
+      openDirStream(`${dir.path}/link`).close();
+    } catch (err) {
+      refused = err instanceof Deno.errors.FilesystemLoop ||
+        err instanceof Deno.errors.NotADirectory;
+    }
+    assert(refused);
+  },
+});
