@@ -13,7 +13,7 @@ import {
   tempDir,
   writeJson,
 } from "../helpers.ts";
-import { FACTS, PANE } from "./fixtures.ts";
+import { FACTS, ledgerOf, PANE, plan as planKey } from "./fixtures.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
 import { placeDirName } from "../../src/registry/layout.ts";
 import type { Row } from "../../src/registry/row.ts";
@@ -41,23 +41,6 @@ async function deadSession(home: string, sessionId = "S1"): Promise<number> {
 /** continuation-plan as a hook would run it, for tests of its refusals (exit code, stderr). */
 const planRaw = (home: string, key: string, pid: number) =>
   roster(["continuation-plan", "--key", key, "--session", String(pid), "--home", home]);
-
-const ledgerOf = (home: string) => `${home}/continuations`;
-
-async function planKey(home: string, key: string, pid: number, extra: string[] = []) {
-  return await rosterJson<Plan>(home, [
-    "continuation-plan",
-    "--key",
-    key,
-    "--session",
-    String(pid),
-    "--frozen-marker",
-    "m1",
-    "--spacing",
-    "0s",
-    ...extra,
-  ]);
-}
 
 function setMode(home: string, mode: string) {
   writeJson(`${ledgerOf(home)}/config.json`, { mode });

@@ -103,7 +103,7 @@ export const ledgerOf = (home: string) => `${home}/continuations`;
 
 /** `continuation-plan` for `pid` (frozen marker m1, no spacing); `extra`: more flags. */
 export async function plan(home: string, key: string, pid: number, extra: string[] = []) {
-  const r = await roster([
+  return await rosterJson<Plan>(home, [
     "continuation-plan",
     "--key",
     key,
@@ -113,13 +113,8 @@ export async function plan(home: string, key: string, pid: number, extra: string
     "m1",
     "--spacing",
     "0s",
-    "--home",
-    home,
-    "--json",
     ...extra,
   ]);
-  assertEquals(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout) as Json;
 }
 
 /** `continuation-check` of `key` with `facts` on stdin; `v`: its JSON output, if any. */
