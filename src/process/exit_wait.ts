@@ -5,45 +5,26 @@
  * the pids are probed with a backoff from 10 ms to 250 ms.
  */
 import { kqueueAvailable, kqueueWatch } from "./kqueue.ts";
+import { type ExitWatch, lazyLibrary, threadWatch } from "./notify.ts";
 import { isGone, type ProcessBackend } from "./types.ts";
 import { handleWaitAvailable, handleWatch } from "./windows_wait.ts";
 
-/** A watch on one process: resolves when it exits. Opened before the caller checks identity. */
-export interface ExitWatch {
-  pid: number;
-  /** True when the pid had no process when the watch was opened. */
-  readonly gone: boolean;
-  exited(): Promise<void>;
-  close(): void;
-}
+export type { ExitWatch };
 
 const SYS_PIDFD_OPEN = 434; // the same number on every Linux architecture (unified table)
 const POLLIN = 1;
 const ESRCH = 3;
 
-type Libc = Deno.DynamicLibrary<{
-  syscall: { parameters: ["i64", "i64", "i64"]; result: "i64" };
-  poll: { parameters: ["buffer", "u64", "i32"]; result: "i32"; nonblocking: true };
-  close: { parameters: ["i32"]; result: "i32" };
-  __errno_location: { parameters: []; result: "pointer" };
-}>;
+const LIBC_SYMBOLS = {
+  syscall: { parameters: ["i64", "i64", "i64"], result: "i64" },
+  poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
+  close: { parameters: ["i32"], result: "i32" },
+  __errno_location: { parameters: [], result: "pointer" },
+} as const;
+type Libc = Deno.DynamicLibrary<typeof LIBC_SYMBOLS>;
 
-let libc: Libc | null | undefined;
-
-function openLibc(): Libc | null {
-  if (libc !== undefined) return libc;
-  try {
-    libc = Deno.dlopen("libc.so.6", {
-      syscall: { parameters: ["i64", "i64", "i64"], result: "i64" },
-      poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
-      close: { parameters: ["i32"], result: "i32" },
-      __errno_location: { parameters: [], result: "pointer" },
-    }) as Libc;
-  } catch {
-    libc = null; // no FFI permission, musl without libc.so.6, not Linux: fall back to polling
-  }
-  return libc;
-}
+// Null without FFI, on musl without libc.so.6, or off Linux: then probes.
+const openLibc = lazyLibrary(Deno.build.os === "linux" ? "libc.so.6" : null, LIBC_SYMBOLS);
 
 function errno(lib: Libc): number {
   const p = lib.symbols.__errno_location();
@@ -80,7 +61,7 @@ export function watchExit(pid: number, backend: ProcessBackend): ExitWatch {
     case "pidfd": {
       const lib = openLibc()!;
       const fd = Number(lib.symbols.syscall(BigInt(SYS_PIDFD_OPEN), BigInt(pid), 0n));
-      if (fd >= 0) return pidfdWatch(lib, pid, fd, backend);
+      if (fd >= 0) return pidfdWatch(lib, pid, fd, gone(), poll);
       if (errno(lib) === ESRCH) return goneWatch(pid);
       break; // EPERM/ENOSYS (old kernel, seccomp): probe instead.
     }
@@ -103,34 +84,28 @@ function goneWatch(pid: number): ExitWatch {
   return { pid, gone: true, exited: () => Promise.resolve(), close() {} };
 }
 
-function pidfdWatch(lib: Libc, pid: number, fd: number, backend: ProcessBackend): ExitWatch {
-  let open = true;
+function pidfdWatch(
+  lib: Libc,
+  pid: number,
+  fd: number,
+  gone: boolean,
+  poll: () => Promise<void>,
+): ExitWatch {
   // A pidfd polls readable once the process has exited (a zombie counts as exited).
   const pollfd = new Uint8Array(8);
   const view = new DataView(pollfd.buffer);
   view.setInt32(0, fd, true);
   view.setInt16(4, POLLIN, true);
-  const zombie = isGone(backend.probe(pid));
-  let done: Promise<void> | undefined;
-  return {
-    pid,
-    gone: zombie,
-    exited() {
-      done ??= (async () => {
-        while (open) {
-          view.setInt16(6, 0, true);
-          const n = await lib.symbols.poll(pollfd, 1n, -1);
-          if (n > 0 || (n < 0 && errno(lib) !== 4 /* EINTR */)) return;
-        }
-      })();
-      return done;
-    },
-    close() {
-      if (!open) return;
-      open = false;
-      lib.symbols.close(fd);
-    },
+  const wait = async () => {
+    for (;;) {
+      view.setInt16(6, 0, true);
+      const n = await lib.symbols.poll(pollfd, 1n, -1);
+      if (n > 0) return;
+      // EINTR asks again; any other failure says nothing of the process: probe it instead.
+      if (n < 0 && errno(lib) !== 4 /* EINTR */) return await poll();
+    }
   };
+  return threadWatch(pid, gone, wait, () => lib.symbols.close(fd));
 }
 
 /** Probes `pid` with a backoff from 10 ms to 250 ms until no running process holds it. */

@@ -4,7 +4,7 @@
  * reading of kevent's receipt are pure functions, tested on Linux; the FFI itself was never run
  * on a real Mac or FreeBSD machine, so every failure falls back to probing (exit_wait.ts).
  */
-import type { ExitWatch } from "./exit_wait.ts";
+import { type ExitWatch, lazyLibrary, threadWatch } from "./notify.ts";
 
 /** EVFILT_PROC and NOTE_EXIT have the same values on macOS and FreeBSD. */
 export const EVFILT_PROC = -5;
@@ -121,9 +121,6 @@ const SYMBOLS = {
   close: { parameters: ["i32"], result: "i32" },
 } as const;
 
-type Lib = Deno.DynamicLibrary<typeof SYMBOLS>;
-let lib: Lib | null | undefined;
-
 function kqueueOs(): { path: string; layout: KeventLayout } | null {
   switch (Deno.build.os) {
     case "darwin":
@@ -135,19 +132,7 @@ function kqueueOs(): { path: string; layout: KeventLayout } | null {
   }
 }
 
-function openLib(): Lib | null {
-  if (lib !== undefined) return lib;
-  const os = kqueueOs();
-  try {
-    // Asking for FFI would prompt inside a hook: only with it granted already.
-    lib = os !== null && Deno.permissions.querySync({ name: "ffi" }).state === "granted"
-      ? Deno.dlopen(os.path, SYMBOLS)
-      : null;
-  } catch {
-    lib = null; // no FFI permission or no libc: poll instead
-  }
-  return lib;
-}
+const openLib = lazyLibrary(kqueueOs()?.path ?? null, SYMBOLS);
 
 /** Whether kqueue waits work here (macOS or FreeBSD, with FFI). */
 export function kqueueAvailable(): boolean {
@@ -176,35 +161,14 @@ export function kqueueWatch(
     k.symbols.close(kq);
     return verdict === "gone" ? "gone" : null;
   }
-  let open = true;
-  let pending = false;
-  let done: Promise<void> | undefined;
-  return {
-    pid,
-    gone: gone(),
-    exited() {
-      done ??= (async () => {
-        const event = new Uint8Array(os.layout.size);
-        pending = true;
-        try {
-          for (let failures = 0; open;) {
-            const got = await k.symbols.kevent_wait(kq, new Uint8Array(0), 0, event, 1, null);
-            if (got > 0 && isExitEvent(decodeKevent(event, os.layout), pid)) return;
-            // EINTR, once in a while, asks again; a queue that keeps failing would spin.
-            if (got < 0 && ++failures >= 3) return await poll();
-          }
-        } finally {
-          pending = false;
-          if (!open) k.symbols.close(kq);
-        }
-      })();
-      return done;
-    },
-    close() {
-      if (!open) return;
-      open = false;
-      // A kevent still waiting on a thread keeps the queue until it returns.
-      if (!pending) k.symbols.close(kq);
-    },
+  const wait = async () => {
+    const event = new Uint8Array(os.layout.size);
+    for (let failures = 0;;) {
+      const got = await k.symbols.kevent_wait(kq, new Uint8Array(0), 0, event, 1, null);
+      if (got > 0 && isExitEvent(decodeKevent(event, os.layout), pid)) return;
+      // EINTR, once in a while, asks again; a queue that keeps failing would spin.
+      if (got < 0 && ++failures >= 3) return await poll();
+    }
   };
+  return threadWatch(pid, gone(), wait, () => k.symbols.close(kq));
 }

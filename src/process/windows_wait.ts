@@ -4,7 +4,7 @@
  * polls). The handle also keeps the pid from being reused while it is open. Tested for real
  * under Wine (tests/windows/wait_test.ts).
  */
-import type { ExitWatch } from "./exit_wait.ts";
+import { type ExitWatch, lazyLibrary, threadWatch } from "./notify.ts";
 
 export const SYNCHRONIZE = 0x0010_0000;
 export const PROCESS_QUERY_LIMITED_INFORMATION = 0x1000;
@@ -24,21 +24,7 @@ const SYMBOLS = {
   CloseHandle: { parameters: ["pointer"], result: "i32" },
 } as const;
 
-type Lib = Deno.DynamicLibrary<typeof SYMBOLS>;
-let lib: Lib | null | undefined;
-
-function openLib(): Lib | null {
-  if (lib !== undefined) return lib;
-  try {
-    lib = Deno.build.os === "windows" &&
-        Deno.permissions.querySync({ name: "ffi" }).state === "granted"
-      ? Deno.dlopen("kernel32.dll", SYMBOLS)
-      : null;
-  } catch {
-    lib = null;
-  }
-  return lib;
-}
+const openLib = lazyLibrary(Deno.build.os === "windows" ? "kernel32.dll" : null, SYMBOLS);
 
 /** Whether process-handle waits work here (Windows, with FFI). */
 export function handleWaitAvailable(): boolean {
@@ -47,8 +33,8 @@ export function handleWaitAvailable(): boolean {
 
 /**
  * A watch on `pid` through a process handle; null when none could be opened (no such process,
- * or no access: the caller probes, which tells the two apart). `poll` waits by probing, for a
- * wait that fails.
+ * or no access: the caller probes, which tells the two apart). `gone` is read with the handle
+ * open, so the pid names this process meanwhile; `poll` waits by probing, for a wait that fails.
  */
 export function handleWatch(
   pid: number,
@@ -59,31 +45,9 @@ export function handleWatch(
   if (k === null || !Number.isSafeInteger(pid) || pid < 0 || pid > 0xffff_ffff) return null;
   const handle = k.symbols.OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
   if (handle === null) return null;
-  let open = true;
-  let pending = false;
-  let done: Promise<void> | undefined;
-  return {
-    pid,
-    // Read with the handle open: the pid names this process until it is closed.
-    gone: gone(),
-    exited() {
-      done ??= (async () => {
-        pending = true;
-        try {
-          const verdict = judgeWait(await k.symbols.WaitForSingleObject(handle, INFINITE));
-          if (verdict !== "exited") await poll();
-        } finally {
-          pending = false;
-          if (!open) k.symbols.CloseHandle(handle);
-        }
-      })();
-      return done;
-    },
-    close() {
-      if (!open) return;
-      open = false;
-      // Closing a handle a wait is pending on is undefined behaviour: the wait's end closes it.
-      if (!pending) k.symbols.CloseHandle(handle);
-    },
+  const wait = async () => {
+    const verdict = judgeWait(await k.symbols.WaitForSingleObject(handle, INFINITE));
+    if (verdict !== "exited") await poll();
   };
+  return threadWatch(pid, gone(), wait, () => k.symbols.CloseHandle(handle));
 }

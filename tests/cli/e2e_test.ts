@@ -16,6 +16,7 @@ import {
   writeJson,
 } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
+import { assertSchema } from "../schema.ts";
 
 type Prune = { removed: Row[]; dead_removed: number; unknown_removed: number; kept: number };
 
@@ -108,6 +109,7 @@ Deno.test("register finds a fake harness named claude among its ancestors", asyn
   }).spawn();
   const out2 = await child2.output();
   assertEquals(out2.code, 0, new TextDecoder().decode(out2.stderr));
+  assertSchema(["register", "--json"], new TextDecoder().decode(out2.stdout));
   const row = JSON.parse(new TextDecoder().decode(out2.stdout)) as Row;
   assertEquals(row.session_pid, child2.pid);
   assertEquals([row.pid_source, row.pid_verified, row.agent], ["ancestor", true, "claude"]);
@@ -292,6 +294,7 @@ Deno.test("review fixes, end to end", async (t) => {
         stderr: "piped",
       }).output();
       assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+      assertSchema(["prune", "--json"], new TextDecoder().decode(out.stdout));
       assertEquals(JSON.parse(new TextDecoder().decode(out.stdout)).removed, []);
       const again = (await rosterJson<Row[]>(home.path, ["list"])).find((x) => x.path === row.path);
       assertEquals(again?.reason, "running");

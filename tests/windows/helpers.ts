@@ -4,6 +4,7 @@
  * ~130 MB each under Wine), and the roster CLI run as a hook would run it.
  */
 import { type CliResult, type Sleeper, spawnKillable } from "../helpers.ts";
+import { assertSchema } from "../schema.ts";
 import {
   decodeProcessEntry32W,
   type ProcessEntry,
@@ -60,7 +61,10 @@ export async function rosterWin(
     stderr: "piped",
   }).output();
   const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  const r = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  // Windows output is held to the same schemas (tests/schema.ts).
+  if (args.includes("--json") && r.stdout.trim() !== "") assertSchema(args, r.stdout);
+  return r;
 }
 
 export const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
