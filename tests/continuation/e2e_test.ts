@@ -17,6 +17,7 @@ import { FACTS, ledgerOf, PANE, plan as planKey } from "./fixtures.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
 import { placeDirName } from "../../src/registry/layout.ts";
 import type { Row } from "../../src/registry/row.ts";
+import { assertSchema } from "../schema.ts";
 
 interface Printed {
   kind: string;
@@ -722,6 +723,8 @@ async function finish(child: Deno.ChildProcess): Promise<CliResult & { v: Printe
   try {
     v = JSON.parse(r.stdout);
   } catch { /* the caller asserts */ }
+  // Every child here is a continuation-check: its JSON is a verdict.
+  if (v.kind !== "(no json)") assertSchema(["continuation-check", "--json"], r.stdout);
   return { ...r, v };
 }
 
