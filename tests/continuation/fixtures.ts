@@ -1,5 +1,5 @@
 /** Fixtures and small helpers the continuation tests share. */
-import { assert, assertEquals } from "../assert.ts";
+import { assert } from "../assert.ts";
 import { type CliResult, roster, rosterJson, spawnSleeper } from "../helpers.ts";
 import type { Facts } from "../../src/continuation/rules.ts";
 import { LivenessJudge } from "../../src/identity/liveness.ts";
