@@ -6,7 +6,7 @@
  * without them the test is skipped with a printed reason.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { cliArgs, rosterJson, run, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
+import { cliArgs, exists, rosterJson, run, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
 import { docExample as example } from "./fixtures.ts";
 
@@ -148,15 +148,6 @@ printf '%s\\n' "$turn" >"$LOG/turn.tmp" && mv "$LOG/turn.tmp" "$LOG/turn"
     }
   },
 });
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function hookLog(log: string): string {
   try {

@@ -4,17 +4,16 @@
  * continuation holding its row, park and resume with their links, model and native ids.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { hostDir, roster, rosterJson, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
+import {
+  exists,
+  hostDir,
+  roster,
+  rosterJson,
+  spawnSleeper,
+  tempDir,
+  writeJson,
+} from "../helpers.ts";
 import { FACTS } from "../continuation/fixtures.ts";
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 type Row = Record<string, unknown> & {
   session_pid: number;
@@ -58,6 +57,18 @@ function endedAgo(home: string, pid: number, ms: number) {
 }
 
 const DAY = 86_400_000;
+
+/** Finishes `key`: continuations on, its plan released, its one continue claimed. */
+async function finishKey(home: string, key: string) {
+  writeJson(`${home}/continuations/config.json`, { mode: "on" });
+  await rosterJson(home, ["continuation-release", "--key", key]);
+  const facts = { ...FACTS, pane_key: "%3", last_entry_id: null };
+  const c = await roster(
+    ["continuation-check", "--key", key, "--facts", "-", "--claim", "--home", home],
+    { stdin: JSON.stringify(facts) },
+  );
+  assertEquals(c.code, 0, c.stdout + c.stderr);
+}
 
 Deno.test("ended sessions survive later registrations for the retention window", async (t) => {
   await using home = await tempDir();
@@ -157,14 +168,7 @@ Deno.test("a planned continuation keeps its session's row until the key is finis
   assertEquals([pruned.removed.length, pruned.held], [0, 1]);
   assert((await rows(home.path)).some((r) => r.session_pid === pid), "held by k1");
   // The key finishes: its continuation is claimed.
-  writeJson(`${home.path}/continuations/config.json`, { mode: "on" });
-  await rosterJson(home.path, ["continuation-release", "--key", "k1"]);
-  const facts = { ...FACTS, pane_key: "%3", last_entry_id: null };
-  const c = await roster(
-    ["continuation-check", "--key", "k1", "--facts", "-", "--claim", "--home", home.path],
-    { stdin: JSON.stringify(facts) },
-  );
-  assertEquals(c.code, 0, c.stdout + c.stderr);
+  await finishKey(home.path, "k1");
   const again = JSON.parse((await roster(["prune", "--home", home.path, "--json"])).stdout);
   assertEquals([again.removed.length, again.held], [1, 0]);
 });
@@ -184,14 +188,7 @@ Deno.test("register's cleanup asks the ledger only for a row a continuation name
   // Its queued name comes up at the next register: past retention, but held by k1.
   await rosterJson(home.path, ["register", "--pid", String(a.pid)]);
   assert(exists(`${hostDir(home.path)}/${pid}.json`), "held by k1, kept by register");
-  writeJson(`${home.path}/continuations/config.json`, { mode: "on" });
-  await rosterJson(home.path, ["continuation-release", "--key", "k1"]);
-  const facts = { ...FACTS, pane_key: "%3", last_entry_id: null };
-  const c = await roster(
-    ["continuation-check", "--key", "k1", "--facts", "-", "--claim", "--home", home.path],
-    { stdin: JSON.stringify(facts) },
-  );
-  assertEquals(c.code, 0, c.stdout + c.stderr);
+  await finishKey(home.path, "k1");
   // The next round of the queue reaches it again: the key is finished, the row goes.
   await rosterJson(home.path, ["register", "--pid", String(b.pid)]);
   assert(!exists(`${hostDir(home.path)}/${pid}.json`), "removed once k1 finished");
