@@ -105,7 +105,7 @@ export function ownSessionVerdict(
     : verdict;
 }
 
-/** Probes one judge remembers: far more than a call's ancestry walk or discovery needs. */
+/** Live processes one judge remembers: far more than a call's ancestry walk or discovery needs. */
 const PROBE_CACHE_LIMIT = 4096;
 
 /** Judges many identities against one backend, probing each pid at most once per call. */
@@ -137,14 +137,22 @@ export class LivenessJudge {
     return { ...this.backend, probe: (pid) => this.probe(pid) };
   }
 
+  /**
+   * What holds `pid`, probed at most once per call while a process holds it. Only a process
+   * that exists is remembered: a gone pid is asked again (one failed open, and the answer can
+   * only be a newer process), so `list` over a store of dead pids keeps nothing per record.
+   */
   probe(pid: number, fresh = false): Probe {
     let p = fresh ? undefined : this.#probes.get(pid);
     if (p === undefined) {
       p = this.backend.probe(pid);
-      // Bounded: `list` streams a store of any size through one judge, and its memory must
-      // not grow with the store. A pid probed again after the cut is probed afresh.
-      if (this.#probes.size >= PROBE_CACHE_LIMIT) this.#probes.clear();
-      this.#probes.set(pid, p);
+      if (p.kind !== "exists") this.#probes.delete(pid);
+      else {
+        // Bounded: `list` streams a store of any size through one judge, and its memory must
+        // not grow with the store. A pid probed again after the cut is probed afresh.
+        if (this.#probes.size >= PROBE_CACHE_LIMIT) this.#probes.clear();
+        this.#probes.set(pid, p);
+      }
     }
     return p;
   }

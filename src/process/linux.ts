@@ -5,7 +5,13 @@
  * injectable so tests can point it at fixtures.
  */
 import { EACCES, ENOENT, EPERM, loadedLibc } from "./libc.ts";
-import { exactTokens, type Probe, type ProcessBackend, type ProcessCommand } from "./types.ts";
+import {
+  exactTokens,
+  type Probe,
+  type ProcessBackend,
+  type ProcessCommand,
+  type ProcessInfo,
+} from "./types.ts";
 
 /** Clock ticks per second as seen by user space (USER_HZ): 100 on every mainstream arch. */
 const CLK_TCK = 100;
@@ -28,11 +34,24 @@ export function parseStat(text: string): StatFields | null {
   const close = text.lastIndexOf(")");
   if (open < 1 || close < open) return null;
   const pid = Number(text.slice(0, open));
-  const rest = text.slice(close + 2).split(" ");
-  if (rest.length < 20 || !Number.isSafeInteger(pid)) return null;
-  const state = rest[0];
-  const ppid = Number(rest[1]);
-  const starttime = rest[19];
+  // The fields after comm, space-separated: state (3), ppid (4), ..., starttime (22). Walked
+  // with indexOf rather than split(" "): this runs once per live pid `list` probes, and
+  // split built some fifty strings to keep three.
+  const at = close + 2;
+  const ends: number[] = [];
+  for (let from = at; ends.length < 20;) {
+    const space = text.indexOf(" ", from);
+    if (space === -1) {
+      ends.push(text.length);
+      break;
+    }
+    ends.push(space);
+    from = space + 1;
+  }
+  if (ends.length < 20 || !Number.isSafeInteger(pid)) return null;
+  const state = text.slice(at, ends[0]);
+  const ppid = Number(text.slice(ends[0] + 1, ends[1]));
+  const starttime = text.slice(ends[18] + 1, ends[19]);
   if (!/^[A-Za-z]$/.test(state) || !Number.isSafeInteger(ppid) || !/^\d+$/.test(starttime)) {
     return null;
   }
@@ -142,6 +161,51 @@ function readProcFile(path: string): string | number {
   }
 }
 
+/** One answer for every gone pid: `list` probes thousands, and none needs its own object. */
+const GONE: Probe = Object.freeze({ kind: "gone" });
+
+interface LazyReads {
+  btime(): number | null;
+  status(pid: number): ReturnType<typeof parseStatus> | null;
+}
+
+/**
+ * A process as /proc/<pid>/stat shows it. A class, not an object literal with getters: a
+ * literal builds its getters afresh for each of the thousands of pids `list` probes.
+ */
+class LinuxProcess implements ProcessInfo {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly name: string;
+  readonly #starttime: string;
+  readonly #lazy: LazyReads;
+
+  constructor(
+    stat: StatFields,
+    readonly startToken: string,
+    readonly zombie: boolean,
+    lazy: LazyReads,
+  ) {
+    this.pid = stat.pid;
+    this.ppid = stat.ppid;
+    this.name = stat.comm;
+    this.#starttime = stat.starttime;
+    this.#lazy = lazy;
+  }
+
+  /** Lazy: only register shows a start time, so list never reads /proc/stat. */
+  get startedAtMs(): number | null {
+    const boot = this.#lazy.btime();
+    return boot === null ? null : boot * 1000 + Number(this.#starttime) * 1000 / CLK_TCK;
+  }
+
+  /** A thread id answers like a pid in /proc but is not a process (read only if asked). */
+  get isThread(): boolean {
+    const tgid = this.#lazy.status(this.pid)?.tgid;
+    return tgid != null && tgid !== this.pid;
+  }
+}
+
 export function linuxBackend(procRoot = "/proc") {
   let bootIdCache: string | null | undefined;
   let btimeCache: number | null | undefined;
@@ -186,13 +250,13 @@ export function linuxBackend(procRoot = "/proc") {
 
   function probe(pid: number): Probe {
     // kill(0, 0) and kill(-1, 0) would probe process groups, not a process.
-    if (!Number.isSafeInteger(pid) || pid <= 0) return { kind: "gone" };
+    if (!Number.isSafeInteger(pid) || pid <= 0) return GONE;
     const text = readProcFile(`${procRoot}/${pid}/stat`);
     if (typeof text === "number") {
       if (text === ENOENT || text === ESRCH) {
         // Proof of death, unless hidepid= may hide other users' processes: then ask
         // kill(pid, 0), which is left off the common path because it costs ~3 ms to load.
-        if (!mayHide()) return { kind: "gone" };
+        if (!mayHide()) return GONE;
         const k = signalProbe(pid);
         if (k !== "exists") return { kind: k };
       } else if (text !== EACCES && text !== EPERM) {
@@ -206,29 +270,15 @@ export function linuxBackend(procRoot = "/proc") {
     }
     const stat = parseStat(text);
     if (stat === null || stat.pid !== pid) return { kind: "unsupported" };
-    return {
-      kind: "exists",
-      info: {
-        pid,
-        ppid: stat.ppid,
-        startToken: normaliseStartTime(stat.starttime, boottimeOffset()),
-        // Lazy: only register shows a start time, so list never reads /proc/stat.
-        get startedAtMs() {
-          const boot = btime();
-          return boot === null ? null : boot * 1000 + Number(stat.starttime) * 1000 / CLK_TCK;
-        },
-        // Z on a thread-group leader whose other threads still run is a live process: only
-        // a leader with no threads left is a zombie. (Read only on the rare Z path.)
-        zombie: isDeadState(stat.state) && (status(pid)?.threads ?? 1) <= 1,
-        name: stat.comm,
-        // A thread id answers like a pid in /proc but is not a process (read only if asked).
-        get isThread() {
-          const tgid = status(pid)?.tgid;
-          return tgid != null && tgid !== pid;
-        },
-      },
-    };
+    const startToken = normaliseStartTime(stat.starttime, boottimeOffset());
+    // Z on a thread-group leader whose other threads still run is a live process: only a
+    // leader with no threads left is a zombie. (Read only on the rare Z path.)
+    const zombie = isDeadState(stat.state) && (status(pid)?.threads ?? 1) <= 1;
+    return { kind: "exists", info: new LinuxProcess(stat, startToken, zombie, lazy) };
   }
+
+  /** What a LinuxProcess reads only when asked. */
+  const lazy: LazyReads = { btime, status };
 
   function status(pid: number): ReturnType<typeof parseStatus> | null {
     try {

@@ -1,8 +1,10 @@
-import { assertEquals } from "../assert.ts";
+import { assert, assertEquals } from "../assert.ts";
 import type { HostIdentity } from "../../src/identity/identity.ts";
-import { judgeLiveness, ownSessionVerdict } from "../../src/identity/liveness.ts";
-import type { Probe, ProcessInfo } from "../../src/process/types.ts";
+import { judgeLiveness, LivenessJudge, ownSessionVerdict } from "../../src/identity/liveness.ts";
+import { linuxBackend } from "../../src/process/linux.ts";
+import type { Probe, ProcessBackend, ProcessInfo } from "../../src/process/types.ts";
 import { exactTokens } from "../../src/process/types.ts";
+import { spawnSleeper } from "../helpers.ts";
 
 const info = (over: Partial<ProcessInfo> = {}): ProcessInfo => ({
   pid: 10,
@@ -147,3 +149,53 @@ Deno.test("liveness matrix", async (t) => {
       }),
   );
 });
+
+/** The real-/proc steps need Linux's backend. */
+const NOT_LINUX = Deno.build.os !== "linux";
+
+Deno.test(
+  { name: "LivenessJudge remembers live processes only, and judges real ones", ignore: NOT_LINUX },
+  async (t) => {
+    const real = linuxBackend();
+    const probes: number[] = [];
+    const backend: ProcessBackend = {
+      ...real,
+      probe: (pid) => (probes.push(pid), real.probe(pid)),
+    };
+    const here: HostIdentity = { host: "h", bootId: real.bootId() };
+    const judge = new LivenessJudge(backend, here);
+    const sleeper = spawnSleeper();
+    try {
+      const first = real.probe(sleeper.pid);
+      assert(first.kind === "exists" && first.info.startToken !== null);
+      const record = {
+        host: "h",
+        boot_id: here.bootId,
+        start_token: first.info.startToken,
+        session_pid: sleeper.pid,
+      };
+      await t.step("a live session is alive, probed once for two records", () => {
+        assertEquals(judge.verdict(record), { liveness: "alive", reason: "running" });
+        assertEquals(judge.verdict(record), { liveness: "alive", reason: "running" });
+        assertEquals(probes.filter((p) => p === sleeper.pid).length, 1);
+      });
+      await t.step("another start token on the live pid is pid-reused", () => {
+        assertEquals(judge.verdict({ ...record, start_token: "1" }), {
+          liveness: "dead",
+          reason: "pid-reused",
+        });
+      });
+      await t.step("once it exits, a fresh probe says so and nothing stale is kept", async () => {
+        await sleeper.kill();
+        assertEquals(judge.verdict(record, true), { liveness: "dead", reason: "exited" });
+        probes.length = 0;
+        assertEquals(judge.verdict(record), { liveness: "dead", reason: "exited" });
+        // A gone pid is not remembered: asked again, it can only name a newer process.
+        assertEquals(judge.verdict(record), { liveness: "dead", reason: "exited" });
+        assertEquals(probes, [sleeper.pid, sleeper.pid]);
+      });
+    } finally {
+      await sleeper.kill();
+    }
+  },
+);

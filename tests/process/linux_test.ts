@@ -224,3 +224,42 @@ Deno.test("time namespaces: the reader's boottime offset comes off the start tok
   assertEquals(normaliseStartTime("491425", 100_000n), "391425");
   assertEquals(normaliseStartTime("391425", 0n), "391425");
 });
+
+Deno.test("parseStat agrees with a split of every field after comm", () => {
+  // The reference: what parseStat computed before it walked the fields with indexOf.
+  const bySplit = (text: string) => {
+    const open = text.indexOf(" (");
+    const close = text.lastIndexOf(")");
+    if (open < 1 || close < open) return null;
+    const rest = text.slice(close + 2).split(" ");
+    const pid = Number(text.slice(0, open));
+    if (rest.length < 20 || !Number.isSafeInteger(pid)) return null;
+    if (!/^[A-Za-z]$/.test(rest[0]) || !Number.isSafeInteger(Number(rest[1]))) return null;
+    if (!/^\d+$/.test(rest[19])) return null;
+    return {
+      pid,
+      comm: text.slice(open + 2, close),
+      state: rest[0],
+      ppid: Number(rest[1]),
+      starttime: rest[19],
+    };
+  };
+  const fields = tail.split(" ");
+  const cases = [
+    `1 (a) ${tail}`,
+    `1 (a) ${tail}\n`,
+    `1 (a) ${fields.slice(0, 20).join(" ")}`,
+    `1 (a) ${fields.slice(0, 19).join(" ")}`,
+    `1 (a) ${fields.slice(0, 19).join(" ")} `,
+    `1 (a)  ${tail}`,
+    `1 (a) ${tail.replace(" 5 ", "  ")}`,
+    `1 (a)${tail}`,
+    `1 (a)`,
+    `1 (a) `,
+    `(a) ${tail}`,
+    `x (a) ${tail}`,
+    `1 (a) S x ${fields.slice(2).join(" ")}`,
+    `1 (a) ${tail.replace("424242", "42a")}`,
+  ];
+  for (const text of cases) assertEquals(parseStat(text), bySplit(text), JSON.stringify(text));
+});
