@@ -4,10 +4,11 @@
  *
  *   deno task compile [--target host|all|<target>] [--out DIR] [--verbose]
  *
- * The version needs no stamping: src/version.ts imports deno.json, so it is compiled in. No
- * --include either: every dynamic import (main.ts, src/cli/spec.ts, src/process/mod.ts) is a
- * literal string, which deno compile follows by itself. Where the compile base (denort) cannot be
- * downloaded, DENORT_BIN names a local one; deno compile reads that variable itself.
+ * The version needs no stamping: src/version.ts imports deno.json, so it is compiled in. Every
+ * module under src/ is passed with --include: commands, OS backends and the other modules loaded
+ * on demand are imported through a specifier in a variable (src/cli/spec.ts lazy()), which deno
+ * compile does not follow by itself. Where the compile base (denort) cannot be downloaded,
+ * DENORT_BIN names a local one; deno compile reads that variable itself.
  */
 import { VERSION } from "../src/version.ts";
 
@@ -77,7 +78,28 @@ export function permissionsFor(target: Target): string[] {
  */
 export const V8_FLAGS = ["--v8-flags=--no-lazy"];
 
-export function compileArgs(target: Target, output: string): string[] {
+/**
+ * Every module under src/ (paths relative to the repo root, sorted): what a binary must embed
+ * besides main.ts's static imports, since the modules loaded on demand are named by variables.
+ */
+export function sourceModules(root: string = ROOT): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of Deno.readDirSync(`${root}${dir}`)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) walk(path);
+      else if (entry.isFile && entry.name.endsWith(".ts")) found.push(path);
+    }
+  };
+  walk("src");
+  return found.sort();
+}
+
+export function compileArgs(
+  target: Target,
+  output: string,
+  modules: readonly string[] = sourceModules(),
+): string[] {
   return [
     "compile",
     "--frozen",
@@ -87,6 +109,7 @@ export function compileArgs(target: Target, output: string): string[] {
     output,
     ...permissionsFor(target),
     ...V8_FLAGS,
+    ...modules.flatMap((m) => ["--include", m]),
     "main.ts",
   ];
 }

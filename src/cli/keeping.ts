@@ -9,10 +9,12 @@ import type { Row } from "../registry/row.ts";
 import type { Keeping } from "../registry/store.ts";
 
 let ledger: typeof import("../continuation/ledger.ts") | undefined;
+/** A variable, not a literal: `deno run` would read the ledger's modules at every start-up. */
+const LEDGER = "../continuation/ledger.ts";
 
 /** Loads the ledger's module (once): heldByContinuation then answers for every row. */
 export async function loadLedger(): Promise<void> {
-  ledger ??= await import("../continuation/ledger.ts");
+  ledger ??= await import(LEDGER);
 }
 
 /**

@@ -48,6 +48,17 @@ export interface CommandSpec {
   load: () => Promise<CommandModule>;
 }
 
+/**
+ * A command's `load`. The specifier is a variable on purpose: before main.ts runs, `deno run`
+ * reads and analyses every module that a literal `import("...")` names, and all they import, so
+ * one literal per command made every call read all of roster (docs/performance.md). The type
+ * argument names the same module, so `deno check` still checks it against CommandModule;
+ * scripts/build.ts includes every module in the binaries.
+ */
+function lazy<M extends CommandModule>(specifier: string): () => Promise<M> {
+  return () => import(specifier);
+}
+
 /** The shells `roster completions` writes scripts for. */
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 
@@ -118,7 +129,7 @@ export const COMMANDS: CommandSpec[] = [
     ],
     details: "Re-registering the same pid refreshes its record. Ended sessions are kept for " +
       "$ROSTER_RETENTION (default 24h) after roster first sees them ended, then removed on the way.",
-    load: () => import("./commands/register.ts"),
+    load: lazy<typeof import("./commands/register.ts")>("./commands/register.ts"),
   },
   {
     name: "list",
@@ -167,7 +178,7 @@ export const COMMANDS: CommandSpec[] = [
       "Filters combine with AND; the values of one filter with OR. A table is cut to the " +
       "terminal's width ($COLUMNS); --json keeps every value whole. AGE counts from the " +
       "session's process start. list only reads: it never changes the store.",
-    load: () => import("./commands/list.ts"),
+    load: lazy<typeof import("./commands/list.ts")>("./commands/list.ts"),
   },
   {
     name: "prune",
@@ -184,7 +195,7 @@ export const COMMANDS: CommandSpec[] = [
     ],
     details: "Ended rows are always removed, except those an open continuation holds; parked " +
       "and unknown rows only with --older-than; alive rows never.",
-    load: () => import("./commands/prune.ts"),
+    load: lazy<typeof import("./commands/prune.ts")>("./commands/prune.ts"),
   },
   {
     name: "unregister",
@@ -200,7 +211,7 @@ export const COMMANDS: CommandSpec[] = [
     ],
     details: "Removes the record only while it is still that process's (same pid and start " +
       "token). No record is not an error: exit 0.",
-    load: () => import("./commands/unregister.ts"),
+    load: lazy<typeof import("./commands/unregister.ts")>("./commands/unregister.ts"),
   },
   {
     name: "check",
@@ -209,7 +220,7 @@ export const COMMANDS: CommandSpec[] = [
     positionals: { name: "PID", min: 1, max: 1024 },
     details: `Exit code: ${EXIT.OK} all alive, ${EXIT.DEAD} any dead, ${EXIT.UNKNOWN} any ` +
       "unknown (and none dead).",
-    load: () => import("./commands/check.ts"),
+    load: lazy<typeof import("./commands/check.ts")>("./commands/check.ts"),
   },
   {
     name: "token",
@@ -222,7 +233,7 @@ export const COMMANDS: CommandSpec[] = [
     positionals: { name: "PID", min: 1, max: 2, usage: "PID [TOKEN]" },
     details: `Exit code ${EXIT.DEAD} when there is no such process (or, with --verify, the ` +
       `token differs); ${EXIT.UNKNOWN} when it cannot tell.`,
-    load: () => import("./commands/token.ts"),
+    load: lazy<typeof import("./commands/token.ts")>("./commands/token.ts"),
   },
   {
     name: "whoami",
@@ -230,7 +241,7 @@ export const COMMANDS: CommandSpec[] = [
     flags: [],
     details: `Walks up the calling process's ancestors; exit ${EXIT.DEAD} (not found) when ` +
       "none is a registered, live session.",
-    load: () => import("./commands/whoami.ts"),
+    load: lazy<typeof import("./commands/whoami.ts")>("./commands/whoami.ts"),
   },
   {
     name: "park",
@@ -240,7 +251,7 @@ export const COMMANDS: CommandSpec[] = [
       { name: "session-id", value: "ID", help: "The session's (or its harness's) session id" },
       QUIET,
     ],
-    load: () => import("./commands/park.ts"),
+    load: lazy<typeof import("./commands/park.ts")>("./commands/park.ts"),
   },
   {
     name: "resume",
@@ -258,14 +269,14 @@ export const COMMANDS: CommandSpec[] = [
     ],
     details: "The old row then shows reason resumed and its successor; list shows the new " +
       "row's predecessor.",
-    load: () => import("./commands/resume.ts"),
+    load: lazy<typeof import("./commands/resume.ts")>("./commands/resume.ts"),
   },
   {
     name: "completions",
     summary: "Print a shell completion script",
     flags: [],
     positionals: { name: "SHELL", min: 1, max: 1, choices: SHELLS },
-    load: () => import("./commands/completions.ts"),
+    load: lazy<typeof import("./commands/completions.ts")>("./commands/completions.ts"),
   },
   {
     name: "continuation-plan",
@@ -308,7 +319,7 @@ export const COMMANDS: CommandSpec[] = [
     details: "Writes K.plan.json in the ledger from the session's registry row. A key already " +
       "claimed or skipped is refused: plan each interruption under a new key. " +
       "See docs/continuation.md.",
-    load: () => import("./commands/continuation_plan.ts"),
+    load: lazy<typeof import("./commands/continuation_plan.ts")>("./commands/continuation_plan.ts"),
   },
   {
     name: "continuation-release",
@@ -319,7 +330,9 @@ export const COMMANDS: CommandSpec[] = [
       QUIET,
       LEDGER,
     ],
-    load: () => import("./commands/continuation_release.ts"),
+    load: lazy<typeof import("./commands/continuation_release.ts")>(
+      "./commands/continuation_release.ts",
+    ),
   },
   {
     name: "continuation-check",
@@ -347,7 +360,9 @@ export const COMMANDS: CommandSpec[] = [
     details: `Exit code: ${
       Object.entries(VERDICT_EXIT).map(([kind, code]) => `${code} ${kind}`).join(", ")
     }, ${EXIT.USAGE} usage, ${EXIT.FAILURE} failure.`,
-    load: () => import("./commands/continuation_check.ts"),
+    load: lazy<typeof import("./commands/continuation_check.ts")>(
+      "./commands/continuation_check.ts",
+    ),
   },
   {
     name: "metrics",
@@ -373,19 +388,19 @@ export const COMMANDS: CommandSpec[] = [
     details: "Prints the Prometheus text format on stdout, or with --textfile writes FILE " +
       "(a temp file beside it, then renamed). With --json, the metric families as JSON. " +
       "See docs/fleet.md.",
-    load: () => import("./commands/metrics.ts"),
+    load: lazy<typeof import("./commands/metrics.ts")>("./commands/metrics.ts"),
   },
   {
     name: "continuation-show",
     summary: "One continuation key: its state, and the message its claim handed over",
     flags: [KEY, LEDGER],
-    load: () => import("./commands/continuation_show.ts"),
+    load: lazy<typeof import("./commands/continuation_show.ts")>("./commands/continuation_show.ts"),
   },
   {
     name: "continuation-list",
     summary: "Every continuation key with its state, plan, outcome and age",
     flags: [LEDGER],
-    load: () => import("./commands/continuation_list.ts"),
+    load: lazy<typeof import("./commands/continuation_list.ts")>("./commands/continuation_list.ts"),
   },
   {
     name: "continuation-mode",
@@ -393,14 +408,14 @@ export const COMMANDS: CommandSpec[] = [
     flags: [{ ...QUIET, help: "Print nothing once it is set" }, LEDGER],
     positionals: { name: "MODE", min: 0, max: 1, choices: ["on", "off", "dry-run"] },
     details: "Writes config.json in the ledger (0600), wherever the home is.",
-    load: () => import("./commands/continuation_mode.ts"),
+    load: lazy<typeof import("./commands/continuation_mode.ts")>("./commands/continuation_mode.ts"),
   },
   {
     name: "continuation-hold",
     summary: "Hold every continuation, or lift the hold",
     flags: [{ ...QUIET, help: "Print nothing once it is set" }, LEDGER],
     positionals: { name: "HOLD", min: 0, max: 1, choices: ["on", "off"] },
-    load: () => import("./commands/continuation_hold.ts"),
+    load: lazy<typeof import("./commands/continuation_hold.ts")>("./commands/continuation_hold.ts"),
   },
   {
     name: "continuation-clean",
@@ -415,7 +430,9 @@ export const COMMANDS: CommandSpec[] = [
       QUIET,
       LEDGER,
     ],
-    load: () => import("./commands/continuation_clean.ts"),
+    load: lazy<typeof import("./commands/continuation_clean.ts")>(
+      "./commands/continuation_clean.ts",
+    ),
   },
   {
     name: "continuation-decline",
@@ -427,7 +444,9 @@ export const COMMANDS: CommandSpec[] = [
       QUIET,
       LEDGER,
     ],
-    load: () => import("./commands/continuation_decline.ts"),
+    load: lazy<typeof import("./commands/continuation_decline.ts")>(
+      "./commands/continuation_decline.ts",
+    ),
   },
   {
     name: "exec",
@@ -453,7 +472,7 @@ export const COMMANDS: CommandSpec[] = [
       `such command, ${EXIT.CANNOT_EXECUTE} when it cannot be run. The record then says how ` +
       "the session ended (ended_at, ended_reason: exit:N or signal:NAME), and so does one " +
       "line on stderr after CMD's output (not with --quiet).",
-    load: () => import("./commands/exec.ts"),
+    load: lazy<typeof import("./commands/exec.ts")>("./commands/exec.ts"),
   },
   {
     name: "wait",
@@ -468,7 +487,7 @@ export const COMMANDS: CommandSpec[] = [
       "from 10 ms to 250 ms. A pid with no process, or whose record's " +
       `process is gone, has already ended. Exit code: ${EXIT.OK} all ended; ` +
       `${EXIT.TIMEOUT} --timeout ran out first; ${EXIT.DEAD} no live session has that --session-id.`,
-    load: () => import("./commands/wait.ts"),
+    load: lazy<typeof import("./commands/wait.ts")>("./commands/wait.ts"),
   },
   {
     name: "doctor",
@@ -476,7 +495,7 @@ export const COMMANDS: CommandSpec[] = [
     flags: [],
     details: "One line of advice per problem found. Exit code: " +
       `${EXIT.OK} nothing wrong, ${EXIT.FAILURE} a problem was found.`,
-    load: () => import("./commands/doctor.ts"),
+    load: lazy<typeof import("./commands/doctor.ts")>("./commands/doctor.ts"),
   },
   {
     name: "hooks",
@@ -503,7 +522,7 @@ export const COMMANDS: CommandSpec[] = [
       "replacing an older roster hook, keeping a copy of the file as <file>.roster-backup and " +
       "writing atomically; again, it changes nothing. uninstall removes roster's hooks only. " +
       "The recipes are those of docs/hooks.md.",
-    load: () => import("./commands/hooks.ts"),
+    load: lazy<typeof import("./commands/hooks.ts")>("./commands/hooks.ts"),
   },
   {
     name: "schema",
@@ -511,14 +530,14 @@ export const COMMANDS: CommandSpec[] = [
     flags: [],
     positionals: { name: "NAME", min: 0, max: 1 },
     details: "Without NAME, lists the schemas. The same schemas are in the repository's schemas/.",
-    load: () => import("./commands/schema.ts"),
+    load: lazy<typeof import("./commands/schema.ts")>("./commands/schema.ts"),
   },
   {
     name: "help",
     summary: "Show help for a command",
     flags: [],
     positionals: { name: "COMMAND", min: 0, max: 1 },
-    load: () => import("./commands/help.ts"),
+    load: lazy<typeof import("./commands/help.ts")>("./commands/help.ts"),
   },
 ];
 

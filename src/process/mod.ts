@@ -12,23 +12,35 @@ export function processBackend(): Promise<ProcessBackend> {
   return selected;
 }
 
+/**
+ * A backend's module. The specifier is a variable so that `deno run` does not read and analyse
+ * every OS's backend before the first line runs, as it does for a literal `import("...")` (see
+ * src/cli/spec.ts lazy()); the type argument names the same module for `deno check`.
+ */
+function backend<M>(specifier: string): Promise<M> {
+  return import(specifier);
+}
+
 async function select(os: typeof Deno.build.os): Promise<ProcessBackend> {
   switch (os) {
     case "linux":
-      return (await import("./linux.ts")).linuxBackend();
+      return (await backend<typeof import("./linux.ts")>("./linux.ts")).linuxBackend();
     case "darwin":
-      return (await import("./darwin.ts")).darwinBackend() ?? await psFallback();
+      return (await backend<typeof import("./darwin.ts")>("./darwin.ts")).darwinBackend() ??
+        await psFallback();
     case "freebsd":
-      return (await import("./freebsd.ts")).freebsdBackend() ?? await psFallback();
+      return (await backend<typeof import("./freebsd.ts")>("./freebsd.ts")).freebsdBackend() ??
+        await psFallback();
     case "windows":
-      return (await import("./windows.ts")).windowsBackend() ?? unsupportedBackend();
+      return (await backend<typeof import("./windows.ts")>("./windows.ts")).windowsBackend() ??
+        unsupportedBackend();
     default:
       return await psFallback();
   }
 }
 
 async function psFallback(): Promise<ProcessBackend> {
-  return (await import("./ps.ts")).psBackend();
+  return (await backend<typeof import("./ps.ts")>("./ps.ts")).psBackend();
 }
 
 /** Where nothing can probe a process: every answer is `unsupported`, never a guess. */

@@ -157,7 +157,10 @@ function planToken(args: Parsed): string | null {
 
 /** `--tmux`: the pane roster runs in, read by roster itself before each decision. */
 async function paneLook(): Promise<(facts: Facts) => Facts> {
-  const { ownPane, readPaneFacts, withPaneFacts } = await import("../../continuation/tmux.ts");
+  // A variable, not a literal, or `deno run` would read it at every start (src/cli/spec.ts lazy()).
+  const tmux = "../../continuation/tmux.ts";
+  const { ownPane, readPaneFacts, withPaneFacts }: typeof import("../../continuation/tmux.ts") =
+    await import(tmux);
   const pane = ownPane(envVar("TMUX_PANE")); // a usage error before any work
   return (facts) => withPaneFacts(facts, readPaneFacts(pane));
 }

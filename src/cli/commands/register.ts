@@ -98,8 +98,10 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   if (args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson(row);
   else {
-    // Loaded only here: a hook's `register --quiet` never pays for the table module.
-    const { describeRow } = await import("../table.ts");
+    // Loaded only here: a hook's `register --quiet` never pays for the table module. A
+    // variable, not a literal, or `deno run` would read it at every start (src/cli/spec.ts lazy()).
+    const table = "../table.ts";
+    const { describeRow }: typeof import("../table.ts") = await import(table);
     ctx.out(`Registered ${describeRow(row)}`);
   }
   return 0;

@@ -1,0 +1,87 @@
+/**
+ * Start-up reads only what a call runs: `deno run` reads and analyses every module a literal
+ * `import("...")` names before main.ts starts, so each hook command is watched with strace and
+ * the roster source files it opens are checked (issue 16: load only what the command needs).
+ */
+import { assert, assertEquals } from "../assert.ts";
+import { cleanEnv, cliArgs, ROOT, spawnSleeper, tempDir } from "../helpers.ts";
+
+/** The roster source files (paths under src/) a call opened, and its exit code. */
+async function sourcesOpened(
+  args: string[],
+  log: string,
+): Promise<{ code: number; src: string[] }> {
+  const out = await new Deno.Command("strace", {
+    args: ["-f", "-qq", "-o", log, "-e", "trace=open,openat", Deno.execPath(), ...cliArgs(args)],
+    env: cleanEnv(),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).output();
+  const src = new Set<string>();
+  for (const line of Deno.readTextFileSync(log).split("\n")) {
+    const path = /"([^"]+)"/.exec(line)?.[1];
+    if (path?.startsWith(`${ROOT}src/`) && !line.includes("ENOENT")) {
+      src.add(path.slice(ROOT.length));
+    }
+  }
+  return { code: out.code, src: [...src].sort() };
+}
+
+/** Modules no hook command runs on Linux: other OSes' backends, help, completions, schemas. */
+const NEVER_ON_A_HOOK = [
+  "src/process/darwin.ts",
+  "src/process/freebsd.ts",
+  "src/process/windows.ts",
+  "src/process/windows_wait.ts",
+  "src/process/ps.ts",
+  "src/process/bsd.ts",
+  "src/process/kqueue.ts",
+  "src/cli/help.ts",
+  "src/cli/completions.ts",
+  "src/cli/schemas.ts",
+  "src/registry/discover.ts",
+];
+
+Deno.test({
+  name: "each hook command reads its own modules and no other command's",
+  // strace is installed by .ci/setup.d/strace.sh; on Linux its absence fails the test.
+  ignore: Deno.build.os !== "linux",
+  async fn(t) {
+    await using home = await tempDir();
+    await using session = spawnSleeper();
+    const h = ["--home", home.path];
+    const cases: [string, string[], number[], string | null][] = [
+      ["--version", ["--version"], [0], null],
+      ["register --quiet", ["register", "--pid", `${session.pid}`, "-q", ...h], [0], "register"],
+      ["check PID", ["check", `${session.pid}`, ...h], [0], "check"],
+      [
+        "unregister --quiet",
+        ["unregister", "--pid", `${session.pid}`, "-q", ...h],
+        [0],
+        "unregister",
+      ],
+      ["whoami", ["whoami", ...h], [0, 3], "whoami"],
+      [
+        "continuation-check",
+        ["continuation-check", "--key", "k", ...h],
+        [0, 10, 11, 12, 13],
+        "continuation_check",
+      ],
+    ];
+    for (const [name, args, codes, command] of cases) {
+      await t.step(name, async () => {
+        const { code, src } = await sourcesOpened(args, `${home.path}/strace.log`);
+        assert(codes.includes(code), `${name} exited ${code}`);
+        const commands = src.filter((p) => p.startsWith("src/cli/commands/"));
+        assertEquals(commands, command === null ? [] : [`src/cli/commands/${command}.ts`]);
+        for (const p of NEVER_ON_A_HOOK) assert(!src.includes(p), `${name} read ${p}`);
+        if (command === null) {
+          // --version: main.ts's own imports, nothing of the store or the continuation ledger.
+          assert(!src.some((p) => /^src\/(registry\/store|continuation\/)/.test(p)), `${src}`);
+        }
+      });
+    }
+  },
+});
