@@ -21,6 +21,12 @@ export interface DirStream extends Disposable {
    * null when it does not exist (any more).
    */
   readSmall(name: string, maxBytes: number): FileResult<string> | null;
+  /**
+   * Removes the entry `name`: a link itself, never what it points to, and never a directory.
+   * False when it was not removed (gone, a directory, no permission). One unlinkat(2) relative
+   * to the open directory on Linux: no lookup of the path from `/`, no look before.
+   */
+  remove(name: string): boolean;
   close(): void;
 }
 
@@ -83,6 +89,7 @@ function libcStream(path: string, c: NonNullable<ReturnType<typeof libc>>): DirS
         c.close(fd);
       }
     },
+    remove: (name) => c.unlinkat(dir.fd, name) === 0,
     close: () => dir.close(),
     [Symbol.dispose]: () => dir.close(),
   };
@@ -106,6 +113,16 @@ function denoStream(path: string): DirStream {
       };
     },
     readSmall: (name, maxBytes) => readSmallFile(`${path}${sep}${name}`, maxBytes),
+    remove(name) {
+      const file = `${path}${sep}${name}`;
+      try {
+        if (Deno.lstatSync(file).isDirectory) return false;
+        Deno.removeSync(file);
+        return true;
+      } catch {
+        return false;
+      }
+    },
     close() {},
     [Symbol.dispose]() {},
   };

@@ -12,6 +12,7 @@ const SYMBOLS = {
   openat: { parameters: ["i32", "buffer", "i32"], result: "i32" },
   read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
   close: { parameters: ["i32"], result: "i32" },
+  unlinkat: { parameters: ["i32", "buffer", "i32"], result: "i32" },
   statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
   fdopendir: { parameters: ["i32"], result: "pointer" },
   dirfd: { parameters: ["pointer"], result: "i32" },
@@ -69,6 +70,11 @@ export interface Libc {
   /** read(2) into `buf`; bytes read, or -errno. */
   read(fd: number, buf: Uint8Array): number;
   close(fd: number): void;
+  /**
+   * unlinkat(2) of a name relative to a directory fd, flags 0: a link is removed, never its
+   * target, and a directory is refused (EISDIR). 0, or -errno.
+   */
+  unlinkat(dirFd: number, name: string): number;
   /** statx(2) of an open fd; null when it fails. */
   fstat(fd: number): Stat | null;
   /** A directory opened without following a link, read one entry at a time. */
@@ -155,6 +161,9 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
     },
     close(fd) {
       s.close(fd);
+    },
+    unlinkat(dirFd, name) {
+      return s.unlinkat(dirFd, cString(name), 0) === 0 ? 0 : -errno();
     },
     fstat(fd) {
       if (s.statx(fd, empty, AT_EMPTY_PATH, STATX_BASIC_STATS, stx) !== 0) return null;

@@ -77,3 +77,31 @@ Deno.test({
     assert(refused);
   },
 });
+
+Deno.test({
+  name: "dirstream: remove takes a file or a link itself, never a directory or a link's target",
+  ignore: Deno.build.os === "windows", // symlinks as a user makes them: Unix
+  async fn() {
+    await using dir = await tempDir();
+    const d = dir.path;
+    Deno.writeTextFileSync(`${d}/1.json`, "{}");
+    Deno.writeTextFileSync(`${d}/target`, "kept");
+    Deno.symlinkSync(`${d}/target`, `${d}/2.json`);
+    Deno.mkdirSync(`${d}/3.json`);
+    Deno.mkdirSync(`${d}/real`);
+    Deno.symlinkSync(`${d}/real`, `${d}/4.json`);
+    using stream = openDirStream(d);
+    assert(stream.remove("1.json"));
+    assert(stream.remove("2.json"), "a link is removed");
+    assertEquals(Deno.readTextFileSync(`${d}/target`), "kept", "its target is not");
+    assertEquals(stream.remove("3.json"), false, "a directory is never removed");
+    assert(Deno.statSync(`${d}/3.json`).isDirectory);
+    assert(stream.remove("4.json"), "a link to a directory is removed itself");
+    assert(Deno.statSync(`${d}/real`).isDirectory);
+    assertEquals(stream.remove("1.json"), false, "gone: nothing removed");
+    const left: string[] = [];
+    for (const e of Deno.readDirSync(d)) left.push(e.name);
+    assertEquals(left.sort(), ["3.json", "real", "target"]);
+    if (Deno.build.os === "linux") assert(libc() !== null, "glibc's path was the one tested");
+  },
+});
