@@ -5,15 +5,20 @@
  * offsets stay in memory (about 24 bytes a row), so memory is bounded by a row, not the store.
  */
 
-/** Texts kept in memory up to this many characters; beyond it they spill to a temp file. */
+/** Bytes of text kept in memory up to this many; beyond it they spill to a temp file. */
 const MEMORY_BUDGET = 2 * 1024 * 1024;
-const CHUNK = 1024 * 1024;
+const FIRST_BUFFER = 64 * 1024;
 
 const RECORD = /^([1-9][0-9]{0,9})\.json$/;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** Newest first; on equal keys, by `tie` (the row's path) ascending: the registry's order. */
+/**
+ * Newest first; on equal keys, by `tie` (the row's path) ascending: the registry's order.
+ * Each text is encoded to UTF-8 as it is added, into one buffer (bytes, not strings: nothing
+ * per row for the garbage collector to copy and promote); past the budget the buffer goes to
+ * the temp file and serves as its write buffer from then on.
+ */
 export class Ordered {
   #n = 0;
   #keys = new Float64Array(256);
@@ -25,14 +30,17 @@ export class Ordered {
   #otherNames = new Map<number, string>();
   #dirs: string[] = [];
   #dirIndex = new Map<string, number>();
-  #texts: string[] | null = [];
-  #chars = 0;
+  #lastDir = "";
+  #lastDirIndex = -1;
   #spill: Deno.FsFile | null = null;
+  /** No temp file could be made: everything stays in memory (correct, if larger). */
+  #inMemory = false;
+  /** Bytes already in the temp file; the buffer holds what comes after them. */
   #spilled = 0;
-  #chunk = new Uint8Array(CHUNK);
+  #buf = new Uint8Array(FIRST_BUFFER);
   #used = 0;
 
-  /** `budget`: characters of text held in memory before spilling (tests make it small). */
+  /** `budget`: bytes of text held in memory before spilling (tests make it small). */
   constructor(readonly budget = MEMORY_BUDGET) {}
 
   get size(): number {
@@ -45,21 +53,43 @@ export class Ordered {
     const i = this.#n++;
     this.#keys[i] = Number.isNaN(key) ? -Infinity : key;
     const cut = Math.max(tie.lastIndexOf("/"), tie.lastIndexOf("\\")) + 1;
-    const dir = tie.slice(0, cut);
-    let d = this.#dirIndex.get(dir);
-    if (d === undefined) this.#dirIndex.set(dir, d = this.#dirs.push(dir) - 1);
-    this.#dirOf[i] = d;
+    // Rows come a directory at a time: most share the previous row's directory.
+    if (cut !== this.#lastDir.length || !tie.startsWith(this.#lastDir)) {
+      const dir = tie.slice(0, cut);
+      let d = this.#dirIndex.get(dir);
+      if (d === undefined) this.#dirIndex.set(dir, d = this.#dirs.push(dir) - 1);
+      this.#lastDir = dir;
+      this.#lastDirIndex = d;
+    }
+    this.#dirOf[i] = this.#lastDirIndex;
     const name = tie.slice(cut);
     const m = RECORD.exec(name);
     this.#pidOf[i] = m ? Number(m[1]) : -1;
     if (!m) this.#otherNames.set(i, name);
-    if (this.#texts !== null) {
-      this.#texts.push(text);
-      this.#chars += text.length;
-      if (this.#chars > this.budget) this.#startSpill();
-      return;
+    let { read, written } = encoder.encodeInto(text, this.#buf.subarray(this.#used));
+    if (read < text.length) {
+      this.#makeRoom(text.length * 3);
+      ({ written } = encoder.encodeInto(text, this.#buf.subarray(this.#used)));
     }
-    this.#append(i, text);
+    this.#offsets[i] = this.#spilled + this.#used;
+    this.#lengths[i] = written;
+    this.#used += written;
+    if (this.#spill === null && !this.#inMemory && this.#used > this.budget) this.#startSpill();
+  }
+
+  /** Room for `bytes` more in the buffer: a bigger buffer, or the temp file takes what is held. */
+  #makeRoom(bytes: number) {
+    if (this.#spill === null && !this.#inMemory && this.#used + bytes > this.budget) {
+      this.#startSpill();
+    }
+    if (this.#spill !== null) this.#flush();
+    if (this.#used + bytes > this.#buf.length) {
+      let size = this.#buf.length * 2;
+      while (size < this.#used + bytes) size *= 2;
+      const bigger = new Uint8Array(size);
+      bigger.set(this.#buf.subarray(0, this.#used));
+      this.#buf = bigger;
+    }
   }
 
   #grow() {
@@ -82,35 +112,20 @@ export class Ordered {
   }
 
   #startSpill() {
-    let file: Deno.FsFile;
     try {
       const path = Deno.makeTempFileSync({ prefix: "roster-rows-" });
-      file = Deno.openSync(path, { read: true, write: true });
+      this.#spill = Deno.openSync(path, { read: true, write: true });
       // Unlinked at once: nothing is left behind, whatever happens to this process.
       Deno.removeSync(path);
     } catch {
-      return; // no temp directory: keep the texts in memory, correct if larger
+      this.#inMemory = true; // no temp directory: keep the texts in memory, correct if larger
+      return;
     }
-    this.#spill = file;
-    const texts = this.#texts!;
-    this.#texts = null;
-    for (let i = 0; i < texts.length; i++) this.#append(i, texts[i]);
-  }
-
-  #append(i: number, text: string) {
-    let { read, written } = encoder.encodeInto(text, this.#chunk.subarray(this.#used));
-    if (read < text.length) {
-      this.#flush();
-      if (text.length * 3 > this.#chunk.length) this.#chunk = new Uint8Array(text.length * 3);
-      ({ written } = encoder.encodeInto(text, this.#chunk));
-    }
-    this.#offsets[i] = this.#spilled + this.#used;
-    this.#lengths[i] = written;
-    this.#used += written;
+    this.#flush();
   }
 
   #flush() {
-    const bytes = this.#chunk.subarray(0, this.#used);
+    const bytes = this.#buf.subarray(0, this.#used);
     let off = 0;
     while (off < bytes.length) off += this.#spill!.writeSync(bytes.subarray(off));
     this.#spilled += this.#used;
@@ -162,13 +177,13 @@ export class Ordered {
       used += bytes.length;
     };
     const sepBytes = encoder.encode(sep);
-    let read: (i: number) => string | Uint8Array;
-    if (this.#texts !== null) {
-      const texts = this.#texts;
-      read = (i) => texts[i];
+    let read: (i: number) => Uint8Array;
+    if (this.#spill === null) {
+      const held = this.#buf;
+      read = (i) => held.subarray(this.#offsets[i], this.#offsets[i] + this.#lengths[i]);
     } else {
       this.#flush();
-      const file = this.#spill!;
+      const file = this.#spill;
       let buf = new Uint8Array(64 * 1024);
       read = (i) => {
         const length = this.#lengths[i];
@@ -180,15 +195,13 @@ export class Ordered {
           if (n === null || n === 0) throw new Error("The spilled rows were cut short");
           off += n;
         }
-        const bytes = buf.subarray(0, length);
-        return map ? decoder.decode(bytes) : bytes;
+        return buf.subarray(0, length);
       };
     }
     for (let k = 0; k < order.length; k++) {
       if (k > 0 && sepBytes.length > 0) put(sepBytes);
-      const text = read(order[k]);
-      if (typeof text === "string") put(encoder.encode(map ? map(text, tie(order[k])) : text));
-      else put(text);
+      const bytes = read(order[k]);
+      put(map ? encoder.encode(map(decoder.decode(bytes), tie(order[k]))) : bytes);
     }
     if (used > 0) write(out.subarray(0, used));
   }

@@ -45,6 +45,23 @@ export interface Place {
  * name, so the two layouts cannot be mistaken for each other.
  */
 export function placeDirName(place: Place): string {
+  const { host, machineId = null, pidNs = null } = place;
+  // One answer remembered: `list` asks this of every record, and nearly all share a place.
+  const last = lastPlace;
+  if (last.host === host && last.machineId === machineId && last.pidNs === pidNs) return last.name;
+  const name = computePlaceDirName(place);
+  lastPlace = { host, machineId, pidNs, name };
+  return name;
+}
+
+let lastPlace: {
+  host: string | null;
+  machineId: string | null;
+  pidNs: string | null;
+  name: string;
+} = { host: null, machineId: null, pidNs: null, name: "" };
+
+function computePlaceDirName(place: Place): string {
   const host = hostDirName(place.host);
   if (!place.pidNs) return host;
   const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_");
