@@ -1,24 +1,23 @@
 /**
  * Output in order without holding it: `list` and `prune` print rows newest first, which needs
  * every row's key before the first line, but not every row. Each row's text is added with its
- * sort key; past a small budget the texts go to an unlinked temp file and only the keys and
- * offsets stay in memory (about 24 bytes a row), so memory is bounded by a row, not the store.
+ * sort key and kept as UTF-8 in one buffer; past a small budget the buffer's rows are sorted
+ * and written to an unlinked temp file as one sorted run, and only the keys and offsets stay in
+ * memory (about 36 bytes a row), so memory is bounded by a row, not the store. The output
+ * merges the runs, reading each one front to back in blocks: no seek and read per row.
  */
 
-/** Bytes of text kept in memory up to this many; beyond it they spill to a temp file. */
+/** Bytes of text kept in memory up to this many; beyond it they go to the temp file. */
 const MEMORY_BUDGET = 2 * 1024 * 1024;
 const FIRST_BUFFER = 64 * 1024;
+/** What each run's reader holds while the runs are merged (more only for a longer row). */
+const RUN_BLOCK = 16 * 1024;
 
 const RECORD = /^([1-9][0-9]{0,9})\.json$/;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/**
- * Newest first; on equal keys, by `tie` (the row's path) ascending: the registry's order.
- * Each text is encoded to UTF-8 as it is added, into one buffer (bytes, not strings: nothing
- * per row for the garbage collector to copy and promote); past the budget the buffer goes to
- * the temp file and serves as its write buffer from then on.
- */
+/** Newest first; on equal keys, by `tie` (the row's path) ascending: the registry's order. */
 export class Ordered {
   #n = 0;
   #keys = new Float64Array(256);
@@ -35,10 +34,16 @@ export class Ordered {
   #spill: Deno.FsFile | null = null;
   /** No temp file could be made: everything stays in memory (correct, if larger). */
   #inMemory = false;
-  /** Bytes already in the temp file; the buffer holds what comes after them. */
+  /** Bytes written to the temp file so far. */
   #spilled = 0;
+  /** Each run in the temp file: its rows in order (offsets[] say where each one is). */
+  #runs: Uint32Array[] = [];
+  /** The first row not yet in a run: rows from here on are in the buffer. */
+  #first = 0;
   #buf = new Uint8Array(FIRST_BUFFER);
   #used = 0;
+  /** Where a run is put in order before it is written. */
+  #runBuf = new Uint8Array(0);
 
   /** `budget`: bytes of text held in memory before spilling (tests make it small). */
   constructor(readonly budget = MEMORY_BUDGET) {}
@@ -68,28 +73,23 @@ export class Ordered {
     if (!m) this.#otherNames.set(i, name);
     let { read, written } = encoder.encodeInto(text, this.#buf.subarray(this.#used));
     if (read < text.length) {
-      this.#makeRoom(text.length * 3);
+      this.#room(text.length * 3);
       ({ written } = encoder.encodeInto(text, this.#buf.subarray(this.#used)));
     }
-    this.#offsets[i] = this.#spilled + this.#used;
+    this.#offsets[i] = this.#used;
     this.#lengths[i] = written;
     this.#used += written;
-    if (this.#spill === null && !this.#inMemory && this.#used > this.budget) this.#startSpill();
+    if (this.#used > this.budget && !this.#inMemory) this.#writeRun();
   }
 
-  /** Room for `bytes` more in the buffer: a bigger buffer, or the temp file takes what is held. */
-  #makeRoom(bytes: number) {
-    if (this.#spill === null && !this.#inMemory && this.#used + bytes > this.budget) {
-      this.#startSpill();
-    }
-    if (this.#spill !== null) this.#flush();
-    if (this.#used + bytes > this.#buf.length) {
-      let size = this.#buf.length * 2;
-      while (size < this.#used + bytes) size *= 2;
-      const bigger = new Uint8Array(size);
-      bigger.set(this.#buf.subarray(0, this.#used));
-      this.#buf = bigger;
-    }
+  /** Room for `bytes` more in the buffer, which grows only when the rows do not fit it. */
+  #room(bytes: number) {
+    if (this.#used + bytes <= this.#buf.length) return;
+    let size = this.#buf.length * 2;
+    while (size < this.#used + bytes) size *= 2;
+    const bigger = new Uint8Array(size);
+    bigger.set(this.#buf.subarray(0, this.#used));
+    this.#buf = bigger;
   }
 
   #grow() {
@@ -111,24 +111,34 @@ export class Ordered {
     this.#pidOf = pidOf;
   }
 
-  #startSpill() {
-    try {
-      const path = Deno.makeTempFileSync({ prefix: "roster-rows-" });
-      this.#spill = Deno.openSync(path, { read: true, write: true });
-      // Unlinked at once: nothing is left behind, whatever happens to this process.
-      Deno.removeSync(path);
-    } catch {
-      this.#inMemory = true; // no temp directory: keep the texts in memory, correct if larger
-      return;
+  /** The rows in the buffer, sorted, appended to the temp file as one run. */
+  #writeRun() {
+    if (this.#spill === null) {
+      try {
+        const path = Deno.makeTempFileSync({ prefix: "roster-rows-" });
+        this.#spill = Deno.openSync(path, { read: true, write: true });
+        // Unlinked at once: nothing is left behind, whatever happens to this process.
+        Deno.removeSync(path);
+      } catch {
+        this.#inMemory = true; // no temp directory: keep the texts in memory, correct if larger
+        return;
+      }
     }
-    this.#flush();
-  }
-
-  #flush() {
-    const bytes = this.#buf.subarray(0, this.#used);
+    const run = this.#sorted(this.#first, this.#n);
+    if (this.#runBuf.length < this.#used) this.#runBuf = new Uint8Array(this.#buf.length);
+    const out = this.#runBuf;
+    let at = 0;
+    for (const i of run) {
+      const from = this.#offsets[i];
+      out.set(this.#buf.subarray(from, from + this.#lengths[i]), at);
+      this.#offsets[i] = this.#spilled + at;
+      at += this.#lengths[i];
+    }
     let off = 0;
-    while (off < bytes.length) off += this.#spill!.writeSync(bytes.subarray(off));
-    this.#spilled += this.#used;
+    while (off < at) off += this.#spill.writeSync(out.subarray(off, at));
+    this.#spilled += at;
+    this.#runs.push(run);
+    this.#first = this.#n;
     this.#used = 0;
   }
 
@@ -138,20 +148,21 @@ export class Ordered {
       (this.#pidOf[i] < 0 ? this.#otherNames.get(i)! : `${this.#pidOf[i]}.json`);
   }
 
-  /** The order: indices sorted newest first, ties by path. */
-  #order(): Uint32Array {
-    const keys = this.#keys;
-    const order = new Uint32Array(this.#n);
-    for (let i = 0; i < order.length; i++) order[i] = i;
-    const tie = (i: number) => this.#tie(i);
-    return order.sort((a, b) => {
-      const ka = keys[a];
-      const kb = keys[b];
-      if (ka !== kb) return ka < kb ? 1 : -1; // -Infinity (no time) last
-      const ta = tie(a);
-      const tb = tie(b);
-      return ta < tb ? -1 : ta > tb ? 1 : 0;
-    });
+  /** Negative when row `a` comes before row `b`: newest first, ties by path. */
+  #compare(a: number, b: number): number {
+    const ka = this.#keys[a];
+    const kb = this.#keys[b];
+    if (ka !== kb) return ka < kb ? 1 : -1; // -Infinity (no time) last
+    const ta = this.#tie(a);
+    const tb = this.#tie(b);
+    return ta < tb ? -1 : ta > tb ? 1 : 0;
+  }
+
+  /** Rows `from` to `to` (exclusive), in order. */
+  #sorted(from: number, to: number): Uint32Array {
+    const order = new Uint32Array(to - from);
+    for (let i = 0; i < order.length; i++) order[i] = from + i;
+    return order.sort((a, b) => this.#compare(a, b));
   }
 
   /**
@@ -163,8 +174,6 @@ export class Ordered {
     sep = "",
     map?: (text: string, tie: string) => string,
   ) {
-    const order = this.#order();
-    const tie = (i: number) => this.#tie(i);
     const out = new Uint8Array(64 * 1024);
     let used = 0;
     const put = (bytes: Uint8Array) => {
@@ -177,33 +186,71 @@ export class Ordered {
       used += bytes.length;
     };
     const sepBytes = encoder.encode(sep);
-    let read: (i: number) => Uint8Array;
-    if (this.#spill === null) {
-      const held = this.#buf;
-      read = (i) => held.subarray(this.#offsets[i], this.#offsets[i] + this.#lengths[i]);
+    let first = true;
+    const emitRow = (i: number, bytes: Uint8Array) => {
+      if (!first && sepBytes.length > 0) put(sepBytes);
+      first = false;
+      put(map ? encoder.encode(map(decoder.decode(bytes), this.#tie(i))) : bytes);
+    };
+    const held = this.#buf;
+    const inBuffer = (i: number) =>
+      held.subarray(this.#offsets[i], this.#offsets[i] + this.#lengths[i]);
+    const last = this.#sorted(this.#first, this.#n);
+    if (this.#runs.length === 0) {
+      for (const i of last) emitRow(i, inBuffer(i));
     } else {
-      this.#flush();
-      const file = this.#spill;
-      let buf = new Uint8Array(64 * 1024);
-      read = (i) => {
-        const length = this.#lengths[i];
-        if (length > buf.length) buf = new Uint8Array(length);
-        file.seekSync(this.#offsets[i], Deno.SeekMode.Start);
-        let off = 0;
-        while (off < length) {
-          const n = file.readSync(buf.subarray(off, length));
-          if (n === null || n === 0) throw new Error("The spilled rows were cut short");
-          off += n;
-        }
-        return buf.subarray(0, length);
-      };
-    }
-    for (let k = 0; k < order.length; k++) {
-      if (k > 0 && sepBytes.length > 0) put(sepBytes);
-      const bytes = read(order[k]);
-      put(map ? encoder.encode(map(decoder.decode(bytes), tie(order[k]))) : bytes);
+      const sources: Source[] = this.#runs.map((rows) => new RunReader(rows, this));
+      if (last.length > 0) sources.push(new HeldRows(last, inBuffer));
+      this.#merge(sources, emitRow);
     }
     if (used > 0) write(out.subarray(0, used));
+  }
+
+  /** Where row `i` is in the temp file, and how long it is (for the run readers). */
+  place(i: number): [number, number] {
+    return [this.#offsets[i], this.#lengths[i]];
+  }
+
+  /** Reads `into.length` bytes of the temp file from `offset`. */
+  readAt(offset: number, into: Uint8Array) {
+    const file = this.#spill!;
+    file.seekSync(offset, Deno.SeekMode.Start);
+    let off = 0;
+    while (off < into.length) {
+      const n = file.readSync(into.subarray(off));
+      if (n === null || n === 0) break;
+      off += n;
+    }
+    if (off < into.length) throw new Error("The spilled rows were cut short");
+  }
+
+  /** A k-way merge of sorted sources through a binary heap of their heads. */
+  #merge(sources: Source[], emitRow: (i: number, bytes: Uint8Array) => void) {
+    const heap = sources.filter((s) => s.head() !== -1);
+    const less = (x: Source, y: Source) => this.#compare(x.head(), y.head()) < 0;
+    const down = (at: number) => {
+      for (;;) {
+        const l = 2 * at + 1;
+        const r = l + 1;
+        let min = at;
+        if (l < heap.length && less(heap[l], heap[min])) min = l;
+        if (r < heap.length && less(heap[r], heap[min])) min = r;
+        if (min === at) return;
+        [heap[at], heap[min]] = [heap[min], heap[at]];
+        at = min;
+      }
+    };
+    for (let at = (heap.length >> 1) - 1; at >= 0; at--) down(at);
+    while (heap.length > 0) {
+      const top = heap[0];
+      emitRow(top.head(), top.bytes());
+      if (top.advance() === -1) {
+        const end = heap.pop()!;
+        if (heap.length === 0) break;
+        heap[0] = end;
+      }
+      down(0);
+    }
   }
 
   close() {
@@ -214,4 +261,46 @@ export class Ordered {
   [Symbol.dispose]() {
     this.close();
   }
+}
+
+/** Rows in order, one at a time: the current row's index (-1 at the end) and its text. */
+interface Source {
+  head(): number;
+  bytes(): Uint8Array;
+  advance(): number;
+}
+
+/** The rows still in the buffer, sorted. */
+class HeldRows implements Source {
+  #at = 0;
+  constructor(readonly rows: Uint32Array, readonly text: (i: number) => Uint8Array) {}
+  head = () => (this.#at < this.rows.length ? this.rows[this.#at] : -1);
+  bytes = () => this.text(this.rows[this.#at]);
+  advance = () => (++this.#at, this.head());
+}
+
+/** One run of the temp file, read front to back a block at a time. */
+class RunReader implements Source {
+  #at = 0;
+  #block = new Uint8Array(RUN_BLOCK);
+  /** The file offset of #block[0], and how many bytes of it are read. */
+  #start = 0;
+  #filled = 0;
+  constructor(readonly rows: Uint32Array, readonly file: Ordered) {}
+  head = () => (this.#at < this.rows.length ? this.rows[this.#at] : -1);
+  advance = () => (++this.#at, this.head());
+  bytes = (): Uint8Array => {
+    const [offset, length] = this.file.place(this.rows[this.#at]);
+    if (offset < this.#start || offset + length > this.#start + this.#filled) {
+      // The rest of the run from this row, up to a block (or the row, if it is longer).
+      const last = this.rows[this.rows.length - 1];
+      const [lastOffset, lastLength] = this.file.place(last);
+      const size = Math.max(length, Math.min(RUN_BLOCK, lastOffset + lastLength - offset));
+      if (size > this.#block.length) this.#block = new Uint8Array(size);
+      this.file.readAt(offset, this.#block.subarray(0, size));
+      this.#start = offset;
+      this.#filled = size;
+    }
+    return this.#block.subarray(offset - this.#start, offset - this.#start + length);
+  };
 }

@@ -1,7 +1,7 @@
 import { assertEquals } from "../assert.ts";
 import { Ordered } from "../../src/cli/ordered.ts";
 
-function collect(o: Ordered, sep = ",", map?: (t: string) => string): string {
+function collect(o: Ordered, sep = ",", map?: (t: string, tie: string) => string): string {
   const parts: Uint8Array[] = [];
   o.emit((b) => parts.push(b.slice()), sep, map);
   return parts.map((p) => new TextDecoder().decode(p)).join("");
@@ -29,4 +29,34 @@ Deno.test("Ordered: newest first, ties by path, no time last; the same whether s
   big.add(1, "/a/1.json", long);
   big.add(2, "/a/2.json", "short");
   assertEquals(collect(big, "|", (t) => t.slice(0, 3)), "sho|xxx");
+});
+
+Deno.test("Ordered: many sorted runs merge into the order one sort gives", () => {
+  // A small PRNG: the same rows every run.
+  let seed = 42;
+  const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  const rows: [number, string, string][] = [];
+  for (let i = 0; i < 3000; i++) {
+    const key = rand(10) === 0 ? NaN : rand(500); // many equal keys: ties by path
+    const dir = rand(3) === 0 ? "/s/g/" : "/s/h/";
+    const name = rand(20) === 0 ? `${i}.abc.json` : `${i + 1}.json`;
+    // Now and then a row longer than a run reader's block (16 KiB).
+    const text = `${i}:` + "é".repeat(rand(40) === 0 ? 9000 + rand(5000) : rand(300));
+    rows.push([key, dir + name, text]);
+  }
+  const order = rows.map((r, i) => ({ r, i })).sort((a, b) => {
+    const ka = Number.isNaN(a.r[0]) ? -Infinity : a.r[0];
+    const kb = Number.isNaN(b.r[0]) ? -Infinity : b.r[0];
+    if (ka !== kb) return ka < kb ? 1 : -1;
+    return a.r[1] < b.r[1] ? -1 : a.r[1] > b.r[1] ? 1 : 0;
+  });
+  const expected = order.map(({ r }) => r[2]).join("\n");
+  for (const budget of [1 << 30, 100_000, 20_000]) {
+    using o = new Ordered(budget);
+    for (const [k, p, t] of rows) o.add(k, p, t);
+    assertEquals(collect(o, "\n"), expected, `budget ${budget}`);
+    const ties: string[] = [];
+    collect(o, "\n", (t, tie) => (ties.push(tie), t));
+    assertEquals(ties, order.map(({ r }) => r[1]), `ties, budget ${budget}`);
+  }
 });
