@@ -12,6 +12,7 @@ const MEMORY_BUDGET = 2 * 1024 * 1024;
 const FIRST_BUFFER = 64 * 1024;
 /** What each run's reader holds while the runs are merged (more only for a longer row). */
 const RUN_BLOCK = 16 * 1024;
+const STAGE = 64 * 1024;
 
 const RECORD = /^([1-9][0-9]{0,9})\.json$/;
 const encoder = new TextEncoder();
@@ -42,8 +43,8 @@ export class Ordered {
   #first = 0;
   #buf = new Uint8Array(FIRST_BUFFER);
   #used = 0;
-  /** Where a run is put in order before it is written. */
-  #runBuf = new Uint8Array(0);
+  /** Where a run's rows are staged, in order, on their way to the temp file. */
+  #stage = new Uint8Array(STAGE);
 
   /** `budget`: bytes of text held in memory before spilling (tests make it small). */
   constructor(readonly budget = MEMORY_BUDGET) {}
@@ -54,9 +55,21 @@ export class Ordered {
 
   /** Adds one row's text; `key` is its time (NaN or -Infinity sorts last). */
   add(key: number, tie: string, text: string) {
+    // The text first: a run written to make room must not take this row in.
+    let { read, written } = encoder.encodeInto(text, this.#buf.subarray(this.#used));
+    if (read < text.length) {
+      // A run makes room before the buffer grows past the budget.
+      const need = text.length * 3;
+      if (this.#used > 0 && this.#used + need > this.budget && !this.#inMemory) this.#writeRun();
+      this.#room(need);
+      ({ written } = encoder.encodeInto(text, this.#buf.subarray(this.#used)));
+    }
     if (this.#n === this.#keys.length) this.#grow();
     const i = this.#n++;
     this.#keys[i] = Number.isNaN(key) ? -Infinity : key;
+    this.#offsets[i] = this.#used;
+    this.#lengths[i] = written;
+    this.#used += written;
     const cut = Math.max(tie.lastIndexOf("/"), tie.lastIndexOf("\\")) + 1;
     // Rows come a directory at a time: most share the previous row's directory.
     if (cut !== this.#lastDir.length || !tie.startsWith(this.#lastDir)) {
@@ -71,14 +84,6 @@ export class Ordered {
     const m = RECORD.exec(name);
     this.#pidOf[i] = m ? Number(m[1]) : -1;
     if (!m) this.#otherNames.set(i, name);
-    let { read, written } = encoder.encodeInto(text, this.#buf.subarray(this.#used));
-    if (read < text.length) {
-      this.#room(text.length * 3);
-      ({ written } = encoder.encodeInto(text, this.#buf.subarray(this.#used)));
-    }
-    this.#offsets[i] = this.#used;
-    this.#lengths[i] = written;
-    this.#used += written;
     if (this.#used > this.budget && !this.#inMemory) this.#writeRun();
   }
 
@@ -125,21 +130,36 @@ export class Ordered {
       }
     }
     const run = this.#sorted(this.#first, this.#n);
-    if (this.#runBuf.length < this.#used) this.#runBuf = new Uint8Array(this.#buf.length);
-    const out = this.#runBuf;
-    let at = 0;
+    // Written through a small staging block, in order: a row longer than it goes by itself.
+    const stage = this.#stage;
+    let staged = 0;
+    let at = this.#spilled;
     for (const i of run) {
       const from = this.#offsets[i];
-      out.set(this.#buf.subarray(from, from + this.#lengths[i]), at);
-      this.#offsets[i] = this.#spilled + at;
-      at += this.#lengths[i];
+      const length = this.#lengths[i];
+      const bytes = this.#buf.subarray(from, from + length);
+      if (staged + length > stage.length) {
+        this.#writeAll(stage.subarray(0, staged));
+        staged = 0;
+      }
+      if (length > stage.length) this.#writeAll(bytes);
+      else {
+        stage.set(bytes, staged);
+        staged += length;
+      }
+      this.#offsets[i] = at;
+      at += length;
     }
-    let off = 0;
-    while (off < at) off += this.#spill.writeSync(out.subarray(off, at));
-    this.#spilled += at;
+    this.#writeAll(stage.subarray(0, staged));
+    this.#spilled = at;
     this.#runs.push(run);
     this.#first = this.#n;
     this.#used = 0;
+  }
+
+  #writeAll(bytes: Uint8Array) {
+    let off = 0;
+    while (off < bytes.length) off += this.#spill!.writeSync(bytes.subarray(off));
   }
 
   /** Row `i`'s tie (its path), rebuilt. */

@@ -177,7 +177,8 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
         size: u64(40),
         ino: u64(32),
         dev: view.getUint32(136, true) * 256 + view.getUint32(140, true),
-        mtimeMs: Number(view.getBigInt64(112, true)) * 1000 +
+        // tv_sec as two 32-bit halves: no BigInt a call (exact below 2^53 ms).
+        mtimeMs: (view.getInt32(116, true) * 2 ** 32 + view.getUint32(112, true)) * 1000 +
           Math.floor(view.getUint32(120, true) / 1e6),
       };
     },

@@ -17,6 +17,9 @@ import { type Row, sortRows } from "./row.ts";
 import { type Entry, entryOf, listHostDirs, openStore, toRow } from "./store.ts";
 import { rewriteSweep } from "./sweep.ts";
 
+/** What join() puts between a directory and its entry (a record's path is built per row). */
+const SEP = Deno.build.os === "windows" ? "\\" : "/";
+
 /** The cap of one record file (fs/read.ts's default for small files). */
 const MAX_RECORD = 64 * 1024;
 
@@ -25,7 +28,7 @@ function readEntryAt(dir: DirStream, dirName: string, name: string): Entry | nul
   const m = STORED_NAME.exec(name);
   if (!m) return null;
   const file = dir.readSmall(name, MAX_RECORD);
-  return file === null ? null : entryOf(join(dir.path, name), Number(m[1]), dirName, file);
+  return file === null ? null : entryOf(`${dir.path}${SEP}${name}`, Number(m[1]), dirName, file);
 }
 
 /** A checked host directory opened for streaming; null when it is not there (any more). */

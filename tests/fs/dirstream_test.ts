@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { tempDir } from "../helpers.ts";
-import { openDirStream } from "../../src/fs/dirstream.ts";
+import { decodeStrict, openDirStream } from "../../src/fs/dirstream.ts";
 import { readSmallFile } from "../../src/fs/read.ts";
 import { libc } from "../../src/process/libc.ts";
 
@@ -104,4 +104,35 @@ Deno.test({
     assertEquals(left.sort(), ["3.json", "real", "target"]);
     if (Deno.build.os === "linux") assert(libc() !== null, "glibc's path was the one tested");
   },
+});
+
+Deno.test("decodeStrict decodes exactly what a fatal decoder does, and refuses the same bytes", () => {
+  const fatal = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+  const enc = new TextEncoder();
+  const cases: Uint8Array[] = [
+    enc.encode('{"a": "plain"}'),
+    enc.encode('\uFEFF{"bom": 1}'),
+    enc.encode('{"real": "\uFFFD stays"}'),
+    enc.encode("é✓ \u202e"),
+    new Uint8Array([0x7b, 0xff, 0x7d]),
+    new Uint8Array([0xef, 0xbf, 0xbd, 0xc3]),
+    new Uint8Array([0xe2, 0x82]),
+    new Uint8Array([0xed, 0xa0, 0x80]),
+    new Uint8Array([]),
+  ];
+  for (const bytes of cases) {
+    let want: string | null;
+    try {
+      want = fatal.decode(bytes);
+    } catch {
+      want = null;
+    }
+    let got: string | null;
+    try {
+      got = decodeStrict(bytes);
+    } catch {
+      got = null;
+    }
+    assertEquals(got, want, `${bytes}`);
+  }
 });
