@@ -42,11 +42,17 @@ export function formatAge(ms: number): string {
 /** RFC 3339 date-time with a zone: what roster writes and what it accepts. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
+/** The last answer of parseTime: `list` checks a record's registered_at, then sorts by it. */
+let lastValue = "";
+let lastMs: number | null = null;
+
 /** An RFC 3339 timestamp as epoch milliseconds; null for anything else. */
 export function parseTime(value: string): number | null {
-  if (!RFC3339.test(value)) return null;
-  const ms = Date.parse(value);
-  return Number.isFinite(ms) ? ms : null;
+  if (value === lastValue) return lastMs;
+  const ms = RFC3339.test(value) ? Date.parse(value) : NaN;
+  lastValue = value;
+  lastMs = Number.isFinite(ms) ? ms : null;
+  return lastMs;
 }
 
 /** Epoch milliseconds as RFC 3339 (UTC), or null. */

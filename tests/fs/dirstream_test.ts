@@ -136,3 +136,33 @@ Deno.test("decodeStrict decodes exactly what a fatal decoder does, and refuses t
     assertEquals(got, want, `${bytes}`);
   }
 });
+
+Deno.test({
+  name: "dirstream: a directory of many entries, in many reads, lists what Deno lists",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await using dir = await tempDir();
+    const d = dir.path;
+    // More than one 8 KiB getdents64 read: about 1,500 entries of 20 to 60 bytes each.
+    for (let i = 1; i <= 1500; i++) {
+      const name = i % 7 === 0 ? `${i}.${"a".repeat(i % 40)}.json` : `${i}.json`;
+      Deno.writeTextFileSync(`${d}/${name}`, "{}");
+    }
+    Deno.mkdirSync(`${d}/sub`);
+    Deno.writeTextFileSync(`${d}/é ✓.json`, "{}");
+    Deno.symlinkSync(`${d}/1.json`, `${d}/link`);
+    const kinds = new Map<string, string>();
+    using stream = openDirStream(d);
+    for (let e = stream.next(); e !== null; e = stream.next()) {
+      assert(!kinds.has(e.name), `${e.name} listed twice`);
+      kinds.set(e.name, e.kind);
+    }
+    const expected = new Map<string, string>();
+    for (const e of Deno.readDirSync(d)) {
+      expected.set(e.name, e.isFile ? "file" : e.isDirectory ? "dir" : "link");
+    }
+    for (const [name, kind] of kinds) if (kind === "unknown") kinds.set(name, expected.get(name)!);
+    assertEquals(kinds, expected);
+    if (Deno.build.os === "linux") assert(libc() !== null, "glibc's path was the one tested");
+  },
+});
