@@ -28,3 +28,19 @@ export function assertThrows<E extends Error = Error>(
   }
   throw new nodeAssert.AssertionError({ message: "Expected the function to throw" });
 }
+
+export async function assertRejects<E extends Error = Error>(
+  fn: () => Promise<unknown>,
+  // deno-lint-ignore no-explicit-any
+  cls?: new (...a: any[]) => E,
+): Promise<E> {
+  try {
+    await fn();
+  } catch (err) {
+    if (cls && !(err instanceof cls)) {
+      throw new nodeAssert.AssertionError({ message: `Expected ${cls.name}, got ${err}` });
+    }
+    return err as E;
+  }
+  throw new nodeAssert.AssertionError({ message: "Expected the promise to reject" });
+}

@@ -87,7 +87,7 @@ async function reclaimIfDead(
     }
     appendAudit(dir, { event: "lock-reclaim", owner, owner_reason: verdict.reason });
     return null;
-  }, Math.max(patienceMs, 100));
+  }, { patience: { stallMs: Math.max(patienceMs, 100), totalMs: Math.max(patienceMs, 100) } });
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { ioError, UsageError } from "../errors.ts";
 import { join, privateChild, trustedDir, UntrustedError } from "../fs/dir.ts";
-import { withLock } from "../fs/flock.ts";
+import { withLock, withLockIfFree } from "../fs/flock.ts";
 import { listNames, readSmallFile } from "../fs/read.ts";
 import type { FileResult } from "../fs/result.ts";
 import { removeQuietly, writeAtomic } from "../fs/write.ts";
@@ -33,7 +33,7 @@ import {
   validateRecord,
 } from "./record.ts";
 import { malformedRow, recordRow, type Row } from "./row.ts";
-import { type Examined, sweep } from "./sweep.ts";
+import { enqueue, type Examined, sweep } from "./sweep.ts";
 
 /** One file read from the store: a valid record, or why it is not one. */
 export type Entry =
@@ -196,9 +196,17 @@ const fileOf = (record: SessionRecord) =>
   recordName(record.session_pid, record.hosted ? record.session_id : null);
 
 /**
- * Writes (or refreshes) one record, then looks after ended records of this host under the
- * same lock, best effort: a failure while cleaning never fails the registration. When the
- * pid's file holds an ended session of another process, that record is first moved aside.
+ * Writes (or refreshes) one record under the host lock, then looks after ended records of this
+ * host, best effort: a failure while cleaning never fails the registration. When the pid's
+ * file holds an ended session of another process, that record is first moved aside.
+ *
+ * The write and the queueing of new names hold the lock shared: registers of different pids
+ * never touch each other's files, so a burst of sessions starting at once does not queue
+ * behind one lock (200 at once on 2 cores used to wait past the time limit), while prune, the
+ * cleanup and unregister, which judge a record and then remove it, hold it alone and so never
+ * remove a record across a register's write. The cleanup takes the lock again, alone, only if
+ * it is free right then: housekeeping must never cost a session its registration, and whoever
+ * finds the lock free next cleans up instead.
  */
 export async function writeRecord(
   home: string,
@@ -212,33 +220,41 @@ export async function writeRecord(
   const dir = placeDirIn(root, dirName, true)!;
   const name = fileOf(record);
   const path = join(dir, name);
-  return await withLock(dir, async () => {
-    pause("register:after-lock", home);
-    const before = moveAsideEnded(dir, dirName, name, record, judge, now);
-    // No fsync: only a power loss could tear this write, and a power loss ends the session
-    // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
-    writeAtomic(path, recordJson(record), false, () => pause("register:before-rename", home));
+  try {
+    await withLock(dir, () => {
+      pause("register:after-lock", home);
+      const before = moveAsideEnded(dir, dirName, name, record, judge, now);
+      // No fsync: only a power loss could tear this write, and a power loss ends the session
+      // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
+      writeAtomic(path, recordJson(record), false, () => pause("register:before-rename", home));
+      // New names join the queue: this record when it is new, and an ended one moved aside.
+      const added = before === "refreshed" ? [] : [name.slice(0, -".json".length)];
+      if (typeof before === "object") added.push(before.movedTo);
+      try {
+        enqueue(dir, added);
+      } catch { /* best effort: prune queues every record it keeps */ }
+    }, { shared: true });
     pause("register:before-cleanup", home);
-    // New names join the queue: this record when it is new, and an ended one moved aside.
-    const added = before === "refreshed" ? [] : [name.slice(0, -".json".length)];
-    if (typeof before === "object") added.push(before.movedTo);
     try {
-      // Records whose continuation could not be judged yet: kept (and queued again) by the
-      // sweep, then looked at once more with the ledger loaded.
-      const later: string[] = [];
-      sweep(
-        dir,
-        REGISTER_CLEANUP_LIMIT,
-        (stem) => cleanUp(dir, dirName, stem, judge, keeping, now, later),
-        added,
-      );
-      if (later.length > 0 && keeping.load) {
-        await keeping.load();
-        for (const stem of later) cleanUp(dir, dirName, stem, judge, keeping, now, []);
-      }
+      await withLockIfFree(dir, async () => {
+        // Records whose continuation could not be judged yet: kept (and queued again) by the
+        // sweep, then looked at once more with the ledger loaded.
+        const later: string[] = [];
+        sweep(
+          dir,
+          REGISTER_CLEANUP_LIMIT,
+          (stem) => cleanUp(dir, dirName, stem, judge, keeping, now, later),
+        );
+        if (later.length > 0 && keeping.load) {
+          await keeping.load();
+          for (const stem of later) cleanUp(dir, dirName, stem, judge, keeping, now, []);
+        }
+      });
     } catch { /* best effort: a failed cleanup never fails the registration */ }
     return path;
-  }).finally(() => retireOldCopy(root, record, name));
+  } finally {
+    await retireOldCopy(root, record, name);
+  }
 }
 
 /**

@@ -15,7 +15,9 @@
  * re-judge, a line that is not a record's name is dropped, and a file that is a link, not a regular
  * file or not ours is left alone (the cleanup is skipped). Every change happens under the
  * host directory's lock, pushes before the pop is cut off, so a crash can duplicate an entry
- * but never lose one.
+ * but never lose one. Registers push while holding the lock together (shared), each line
+ * appended whole (O_APPEND); pops, the hand-over of `.sweep.next` and prune's rewrite hold it
+ * alone.
  */
 
 export const SWEEP_NAME = ".sweep";
@@ -35,24 +37,28 @@ const usable = (info: Deno.FileInfo) =>
 /**
  * Opens one of the queue files, or null when it is missing or not a private file of ours.
  * Never through a link: a new file is created exclusively (O_EXCL refuses a link), and an
- * existing one is looked at (lstat), opened, and must be the file that was looked at.
+ * existing one is looked at (lstat), opened, and must be the file that was looked at. With
+ * `append`, every write goes to the end (O_APPEND): registers holding the lock together each
+ * add their line whole, none over another's.
  */
-function openQueue(path: string, create: boolean): Deno.FsFile | null {
+function openQueue(path: string, create: boolean, append = false): Deno.FsFile | null {
+  const mode = append ? { append: true } : { read: true, write: true };
   let info: Deno.FileInfo;
   try {
     info = Deno.lstatSync(path);
   } catch {
     if (!create) return null;
     try {
-      return Deno.openSync(path, { read: true, write: true, createNew: true, mode: 0o600 });
+      return Deno.openSync(path, { ...mode, createNew: true, mode: 0o600 });
     } catch {
-      return null; // created by someone else just now, or not creatable: skip this time
+      // Created by another register just now: open that one (never through a link).
+      return openQueue(path, false, append);
     }
   }
   if (!usable(info)) return null;
   let file: Deno.FsFile;
   try {
-    file = Deno.openSync(path, { read: true, write: true });
+    file = Deno.openSync(path, mode);
   } catch {
     return null;
   }
@@ -102,14 +108,13 @@ export type Examined = "kept" | "removed" | "missing";
 /**
  * One register's cleanup step, under the host lock: pops up to `limit` names, lets `examine`
  * re-read and judge each record (removing it if it is done with), and queues again the ones
- * it kept, plus `added` (the names of records just created). Best effort: any failure leaves
- * the queue as it was or with a duplicate, never with a loss.
+ * it kept. Best effort: any failure leaves the queue as it was or with a duplicate, never with
+ * a loss.
  */
 export function sweep(
   dir: string,
   limit: number,
   examine: (name: string) => Examined,
-  added: readonly string[],
 ): string[] {
   const current = `${dir}/${SWEEP_NAME}`;
   const next = `${dir}/${SWEEP_NEXT_NAME}`;
@@ -125,35 +130,36 @@ export function sweep(
       file = openQueue(current, false);
     } catch { /* nothing queued yet */ }
   }
+  if (file === null) return [];
   const push: string[] = [];
   const popped: string[] = [];
   try {
-    if (file !== null) {
-      const tail = readTail(file, limit);
-      const seen = new Set<string>(added);
-      for (const name of tail.names) {
-        if (seen.has(name)) continue;
-        seen.add(name);
-        popped.push(name);
-        if (examine(name) === "kept") push.push(name);
-      }
-      push.push(...added);
-      if (push.length > 0) append(next, push);
-      file.truncateSync(tail.cut);
-    } else if (added.length > 0) {
-      append(next, added);
+    const tail = readTail(file, limit);
+    const seen = new Set<string>();
+    for (const name of tail.names) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      popped.push(name);
+      if (examine(name) === "kept") push.push(name);
     }
+    // Pushed before the pop is cut off: a crash in between duplicates a name, never loses one.
+    if (push.length > 0) append(next, push);
+    file.truncateSync(tail.cut);
   } finally {
-    file?.close();
+    file.close();
   }
   return popped;
 }
 
+/** Queues the names of records just created (under the host lock, shared), for later rounds. */
+export function enqueue(dir: string, names: readonly string[]) {
+  if (names.length > 0) append(`${dir}/${SWEEP_NEXT_NAME}`, names);
+}
+
 function append(path: string, names: readonly string[]) {
-  const file = openQueue(path, true);
+  const file = openQueue(path, true, true);
   if (file === null) return;
   try {
-    file.seekSync(0, Deno.SeekMode.End);
     const bytes = encoder.encode(names.join("\n") + "\n");
     let off = 0;
     while (off < bytes.length) off += file.writeSync(bytes.subarray(off));

@@ -1,6 +1,12 @@
 import { assertEquals } from "../assert.ts";
 import { tempDir } from "../helpers.ts";
-import { rewriteSweep, sweep, SWEEP_NAME, SWEEP_NEXT_NAME } from "../../src/registry/sweep.ts";
+import {
+  enqueue,
+  rewriteSweep,
+  sweep,
+  SWEEP_NAME,
+  SWEEP_NEXT_NAME,
+} from "../../src/registry/sweep.ts";
 
 const read = (path: string) => {
   try {
@@ -16,9 +22,10 @@ Deno.test("sweep: a queue of two stacks reaches every queued pid once a round", 
   const current = `${dir.path}/${SWEEP_NAME}`;
 
   await t.step("a new pid is pushed; a dry queue takes over the pushed stack", () => {
-    assertEquals(sweep(dir.path, 2, () => "kept", ["11"]), []);
+    enqueue(dir.path, ["11"]);
     assertEquals(read(next), "11\n");
-    assertEquals(sweep(dir.path, 2, () => "kept", ["12"]), ["11"]);
+    assertEquals(sweep(dir.path, 2, () => "kept"), ["11"]);
+    enqueue(dir.path, ["12"]);
     assertEquals([read(current), read(next)], ["", "11\n12\n"]);
   });
 
@@ -29,21 +36,21 @@ Deno.test("sweep: a queue of two stacks reaches every queued pid once a round", 
     const popped = sweep(dir.path, 2, (name) => {
       examined.push(name);
       return name === "3" ? "removed" : "kept";
-    }, ["14"]);
+    });
     assertEquals(popped, ["3", "2"]);
     assertEquals(examined, ["3", "2"]);
-    assertEquals([read(current), read(next)], ["1\n", "2\n14\n"]);
+    assertEquals([read(current), read(next)], ["1\n", "2\n"]);
   });
 
-  await t.step("the pid being registered is never examined by its own call", () => {
-    assertEquals(sweep(dir.path, 4, () => "kept", ["1"]), []);
-    assertEquals([read(current), read(next)], ["", "2\n14\n1\n"]);
+  await t.step("an empty enqueue writes nothing", () => {
+    enqueue(dir.path, []);
+    assertEquals(read(next), "2\n");
   });
 
   await t.step("lines that are not pids are dropped; a missing record leaves the queue", () => {
     Deno.writeTextFileSync(current, "junk\n0\n99999999999\n7\n\n8", { mode: 0o600 });
     Deno.removeSync(next);
-    const popped = sweep(dir.path, 8, (name) => name === "7" ? "missing" : "kept", []);
+    const popped = sweep(dir.path, 8, (name) => name === "7" ? "missing" : "kept");
     assertEquals(popped, ["8", "7"]);
     assertEquals(read(current), "");
     assertEquals(read(next), "8\n");
@@ -52,24 +59,24 @@ Deno.test("sweep: a queue of two stacks reaches every queued pid once a round", 
   await t.step("an ended record moved aside is queued by its name, suffix and all", () => {
     Deno.writeTextFileSync(current, "", { mode: 0o600 });
     Deno.writeTextFileSync(next, "", { mode: 0o600 });
-    assertEquals(sweep(dir.path, 2, () => "kept", ["21", "21.lq3zk0a1b2"]), []);
+    enqueue(dir.path, ["21", "21.lq3zk0a1b2"]);
     assertEquals(read(next), "21\n21.lq3zk0a1b2\n");
     Deno.renameSync(next, current);
     const examined: string[] = [];
     sweep(dir.path, 2, (name) => {
       examined.push(name);
       return "removed";
-    }, []);
+    });
     assertEquals(examined, ["21.lq3zk0a1b2", "21"]);
     Deno.writeTextFileSync(current, "8\n", { mode: 0o600 });
     Deno.writeTextFileSync(next, "", { mode: 0o600 });
-    assertEquals(sweep(dir.path, 1, () => "kept", []), ["8"]);
+    assertEquals(sweep(dir.path, 1, () => "kept"), ["8"]);
   });
 
   await t.step("a line longer than any pid is cut away, not read whole", () => {
     Deno.writeTextFileSync(current, "5\n" + "9".repeat(10_000) + "\n", { mode: 0o600 });
-    assertEquals(sweep(dir.path, 1, () => "kept", []), []);
-    assertEquals(sweep(dir.path, 1, () => "kept", []), []);
+    assertEquals(sweep(dir.path, 1, () => "kept"), []);
+    assertEquals(sweep(dir.path, 1, () => "kept"), []);
     const left = read(current)!;
     assertEquals(left.startsWith("5\n"), true);
   });
@@ -85,7 +92,7 @@ Deno.test("sweep: a queue of two stacks reaches every queued pid once a round", 
     Deno.writeTextFileSync(`${dir.path}/target`, "42\n");
     Deno.symlinkSync(`${dir.path}/target`, current);
     Deno.removeSync(next);
-    assertEquals(sweep(dir.path, 8, () => "kept", []), []);
+    assertEquals(sweep(dir.path, 8, () => "kept"), []);
     assertEquals(read(`${dir.path}/target`), "42\n");
   });
 });

@@ -142,3 +142,40 @@ Deno.test("crash: SIGKILL at each named pause point", async (t) => {
     });
   }
 });
+
+Deno.test("crash: a register paused inside the lock holds up no other register", async () => {
+  // Registers hold the lock together (shared): a burst of sessions starting at once must not
+  // queue behind one slow holder. Prune, which removes records, still waits for it.
+  await using home = await tempDir();
+  await using a = spawnSleeper();
+  await using b = spawnSleeper();
+  const point = "register:after-lock";
+  const paused = spawnRoster(
+    ["register", "--pid", String(a.pid), "--home", home.path, "--quiet"],
+    { ROSTER_TEST_PAUSE_AT: point },
+  );
+  const marker = `${home.path}/.pause-${point}-${paused.pid}`;
+  try {
+    for (let i = 0; !exists(marker); i++) {
+      assert(i < 500, `never reached ${point}`);
+      await sleep(10);
+    }
+    const started = Date.now();
+    const r = await roster(["register", "--pid", String(b.pid), "--home", home.path, "--quiet"]);
+    assertEquals(r.code, 0, r.stderr);
+    assert(Date.now() - started < 8_000, "the second register did not wait for the first");
+    const prune = spawnRoster(["prune", "--home", home.path]);
+    await sleep(1_000);
+    const early = await Promise.race([prune.status, sleep(0).then(() => null)]);
+    assertEquals(early, null, "prune waited for the register's write");
+    Deno.removeSync(marker);
+    assertEquals((await paused.status).code, 0);
+    assertEquals((await prune.status).code, 0);
+    assertEquals(assertWhole(home.path), [a.pid, b.pid].sort((x, y) => x - y));
+  } finally {
+    try {
+      paused.kill("SIGKILL");
+    } catch { /* finished */ }
+    await paused.status;
+  }
+});
