@@ -93,8 +93,12 @@ export function readRows(home: string, judge: LivenessJudge): Row[] {
   return linkChain(sortRows(rows));
 }
 
-/** Records examined per hold of the lock: a register waits at most one batch behind prune. */
+/**
+ * Records examined per hold of the lock, and the longest a hold lasts: a register waits at most
+ * one batch behind prune, on a loaded machine too (1,000 records took over 10 s at load 30).
+ */
 const PRUNE_BATCH = 1000;
+const PRUNE_BATCH_MS = 100;
 
 /** What prune did; the removed rows themselves went to its caller one by one. */
 export interface PruneCounts {
@@ -138,7 +142,8 @@ export async function prune(
         paused = true;
         pause("prune:after-lock", home);
       }
-      for (let i = 0; i < PRUNE_BATCH; i++) {
+      const until = performance.now() + PRUNE_BATCH_MS;
+      for (let i = 0; i < PRUNE_BATCH && (i % 16 !== 15 || performance.now() < until); i++) {
         const e = dir.next();
         if (e === null) {
           done = true;
@@ -169,9 +174,13 @@ export async function prune(
       while (!done) {
         if (dryRun) batch();
         else {
+          const held = performance.now();
           await withLock(dir.path, batch);
-          // A moment for a waiting register to take the lock before the next batch.
-          if (!done) breathe();
+          // A moment for a waiting register to take the lock before the next batch: a tenth of
+          // the hold (1 to 10 ms), so a waiter that a loaded machine is slow to wake still can.
+          if (!done) {
+            breathe(Math.min(10, Math.max(1, Math.round((performance.now() - held) / 10))));
+          }
         }
       }
       if (!dryRun) await withLock(dir.path, () => rewriteSweep(dir.path, kept));
@@ -194,10 +203,10 @@ function removeEntry(dir: DirStream, name: string, home: string): boolean {
 let sleepCell: Int32Array | undefined;
 
 /**
- * Sleeps a millisecond with the lock released, so that a register waiting for it takes it
- * before the next batch. The thread sleeps (nothing else of this call needs to run): a timer
- * would load Deno's timer machinery, about 30 ms of CPU, for this alone.
+ * Sleeps `ms` with the lock released, so that a register waiting for it takes it before the
+ * next batch. The thread sleeps (nothing else of this call needs to run): a timer would load
+ * Deno's timer machinery, about 30 ms of CPU, for this alone.
  */
-function breathe() {
-  Atomics.wait(sleepCell ??= new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+function breathe(ms: number) {
+  Atomics.wait(sleepCell ??= new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
