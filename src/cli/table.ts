@@ -28,11 +28,6 @@ function envSet(name: string): boolean {
   return Boolean(envValue(name));
 }
 
-export function describeRow(row: Row): string {
-  const who = row.agent ? `${printable(row.agent)} session` : "anonymous session";
-  return `${who} ${row.session_pid} (${row.liveness}: ${row.reason})`;
-}
-
 /** How a table is laid out: which columns, with or without the header, cut to a width. */
 export interface TableOptions {
   columns?: readonly string[];

@@ -3,6 +3,7 @@
  * messages, paths): stored strings and file names come from other people, and a terminal acts
  * on some characters instead of showing them.
  */
+import type { Row } from "../registry/row.ts";
 
 /**
  * What a terminal (or the text layout around it) may act on: C0 controls, DEL, C1 controls
@@ -44,3 +45,12 @@ export function terminalJson(json: string): string {
 
 /** UNSAFE less C0: JSON.stringify escapes C0 in strings, and its newlines are layout. */
 const UNSAFE_IN_JSON = /[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * One row in words for a person ("claude session 123 (alive: running)"): kept here, beside the
+ * escaping it needs, so the hook commands that print it do not load the table's modules.
+ */
+export function describeRow(row: Row): string {
+  const who = row.agent ? `${printable(row.agent)} session` : "anonymous session";
+  return `${who} ${row.session_pid} (${row.liveness}: ${row.reason})`;
+}

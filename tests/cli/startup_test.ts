@@ -29,7 +29,11 @@ async function sourcesOpened(
   return { code: out.code, src: [...src].sort() };
 }
 
-/** Modules no hook command runs on Linux: other OSes' backends, help, completions, schemas. */
+/**
+ * Modules no hook command runs on Linux: other OSes' backends, help, completions, schemas, the
+ * table (a hook prints one row in words at most), and the whole-store reader (whoami reads it
+ * only inside a sandbox's pid namespace, for a session id the harness declares).
+ */
 const NEVER_ON_A_HOOK = [
   "src/process/darwin.ts",
   "src/process/freebsd.ts",
@@ -42,6 +46,10 @@ const NEVER_ON_A_HOOK = [
   "src/cli/completions.ts",
   "src/cli/schemas.ts",
   "src/registry/discover.ts",
+  "src/cli/table.ts",
+  "src/cli/list_view.ts",
+  "src/registry/scan.ts",
+  "src/fs/dirstream.ts",
 ];
 
 Deno.test({

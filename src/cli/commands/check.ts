@@ -7,7 +7,7 @@ import { bareRow, type CheckRow, type Row } from "../../registry/row.ts";
 import { readRecordRow } from "../../registry/store.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { describeRow } from "../table.ts";
+import { describeRow } from "../terminal.ts";
 
 /** check's exit code: 0 all alive, 3 any dead, 4 any unknown and none dead. */
 export function checkExitCode(verdicts: readonly Verdict[]): number {

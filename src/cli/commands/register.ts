@@ -1,7 +1,7 @@
 import { envVar } from "../../env.ts";
 /** `roster register`: record the calling agent session (a refresh when it exists). */
 import { UsageError } from "../../errors.ts";
-import { printable } from "../terminal.ts";
+import { describeRow, printable } from "../terminal.ts";
 import { resolveOwner } from "../../registry/owner.ts";
 import { buildRecord } from "../../registry/record.ts";
 import { recordRow } from "../../registry/row.ts";
@@ -97,12 +97,6 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const row = recordRow(record, judge.verdict(record), path);
   if (args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson(row);
-  else {
-    // Loaded only here: a hook's `register --quiet` never pays for the table module. A
-    // variable, not a literal, or `deno run` would read it at every start (src/cli/spec.ts lazy()).
-    const table = "../table.ts";
-    const { describeRow }: typeof import("../table.ts") = await import(table);
-    ctx.out(`Registered ${describeRow(row)}`);
-  }
+  else ctx.out(`Registered ${describeRow(row)}`);
   return 0;
 }

@@ -13,7 +13,7 @@ import {
 import { mayUnregister, removeRecordIf } from "../../registry/store.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { describeRow } from "../table.ts";
+import { describeRow } from "../terminal.ts";
 
 /**
  * The owner, resolved as register resolves it (registry/owner.ts endHookPid): a session-end

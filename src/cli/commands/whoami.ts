@@ -4,13 +4,11 @@ import { RosterError } from "../../errors.ts";
 import { ancestors, DECLARED_SESSION_VARS, hostsSessions } from "../../registry/owner.ts";
 import type { Row } from "../../registry/row.ts";
 import type { LivenessJudge } from "../../identity/liveness.ts";
-import { forEachRow } from "../../registry/scan.ts";
 import { readRecordRow } from "../../registry/store.ts";
 import { EXIT } from "../../exit.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { describeRow } from "../table.ts";
-import { printable } from "../terminal.ts";
+import { describeRow, printable } from "../terminal.ts";
 
 /**
  * The nearest ancestor of the caller (the caller included) that registered itself and is
@@ -36,7 +34,7 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
     }
     return 0;
   }
-  const declared = fromDeclaredId(ctx, judge);
+  const declared = await fromDeclaredId(ctx, judge);
   if (declared !== null) {
     const { row, name } = declared;
     if (ctx.json) ctx.printJson({ ...row, verified: false, matched_by: name });
@@ -73,11 +71,19 @@ function hostedRow(ctx: Context, judge: LivenessJudge, pid: number): Row | null 
  * $CLAUDE_CODE_SESSION_ID, $ROSTER_SESSION_ID) is looked up in the registry instead, among
  * records of this machine written from another pid namespace. Null when nothing matches.
  */
-function fromDeclaredId(ctx: Context, judge: LivenessJudge): { row: Row; name: string } | null {
+async function fromDeclaredId(
+  ctx: Context,
+  judge: LivenessJudge,
+): Promise<{ row: Row; name: string } | null> {
   const here = judge.here;
   if (!here.pidNs) return null;
-  for (const name of DECLARED_SESSION_VARS) {
-    const id = envVar(name);
+  const ids = DECLARED_SESSION_VARS.map((name) => ({ name, id: envVar(name) }));
+  if (!ids.some(({ id }) => id)) return null;
+  // The store's reader is loaded only here: the common whoami (its owner among its ancestors)
+  // never reads the whole store. A variable, not a literal (src/cli/spec.ts lazy()).
+  const scan = "../../registry/scan.ts";
+  const { forEachRow }: typeof import("../../registry/scan.ts") = await import(scan);
+  for (const { name, id } of ids) {
     if (!id) continue;
     let found: Row | null = null;
     forEachRow(ctx.home, judge, (row) => {
