@@ -7,12 +7,19 @@ import { join } from "./dir.ts";
 
 /** The lock file's name in the directory it locks. */
 const LOCK_NAME = ".lock";
+/**
+ * The gate in front of it: a holder-alone that has to wait closes it (flock exclusive) until it
+ * has the lock, and a shared holder that has to wait passes through it first. So a burst of
+ * registers holding the lock together cannot keep prune or unregister out (writer preference).
+ */
+const GATE_NAME = ".lock.gate";
 
 /**
  * How long a waiter lets one holder keep the lock, and how long it waits in all. Under a burst
  * of sessions starting at once (200 on 2 cores) the queue is long but moves: a waiter keeps
  * waiting while holders come and go, and gives up only on a holder that hangs (no hand-over
- * for 10 s), or after 30 s in all, well inside the harnesses' 60 s hook time limit.
+ * for 10 s), or after 30 s in all (a person or a script waits; a harness that gives its hook
+ * less, as the recipes' 10 s do, ends the register first, before it has written anything).
  */
 export interface LockPatience {
   stallMs: number;
@@ -106,7 +113,27 @@ export async function withLock<T>(
   const path = join(dir, LOCK_NAME);
   const file = openLock(path);
   try {
-    if (!file.tryLockSync(!shared)) await waitFor(file, path, patience, !shared);
+    const wait = { mark: file, path, patience, started: Date.now() };
+    if (shared) {
+      // Through the gate first, always: a holder-alone that waits keeps it closed, and flock
+      // would otherwise admit each new shared holder ahead of it, so registers that keep
+      // overlapping could keep prune or unregister out for good.
+      const gate = openLock(join(dir, GATE_NAME));
+      try {
+        await waitFor(gate, false, wait);
+      } finally {
+        gate.close();
+      }
+      await waitFor(file, false, wait);
+    } else if (!file.tryLockSync(true)) {
+      const gate = openLock(join(dir, GATE_NAME));
+      try {
+        await waitFor(gate, true, wait);
+        await waitFor(file, true, wait);
+      } finally {
+        gate.close();
+      }
+    }
     handedOver(file);
     return await fn();
   } finally {
@@ -132,19 +159,27 @@ export async function withLockIfFree<T>(
   }
 }
 
-async function waitFor(
-  file: Deno.FsFile,
-  path: string,
-  patience: LockPatience,
-  exclusive: boolean,
-) {
-  const started = Date.now();
-  let seen = mark(file);
+/** One wait for the lock: its file (whose mark tells a queue that moves), and since when. */
+interface Wait {
+  mark: Deno.FsFile;
+  path: string;
+  patience: LockPatience;
+  started: number;
+}
+
+/**
+ * Waits for `file`'s flock (the lock's, or the gate's), giving up once the lock's mark did not
+ * move for `stallMs` or the whole wait (gate included) reached `totalMs`.
+ */
+async function waitFor(file: Deno.FsFile, exclusive: boolean, wait: Wait) {
+  const { patience, path, started } = wait;
+  if (file.tryLockSync(exclusive)) return;
+  let seen = mark(wait.mark);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     const look = () => {
       const waited = Date.now() - started;
-      const now = mark(file);
+      const now = mark(wait.mark);
       if (waited >= patience.totalMs) reject(new LockTimeoutError(path, patience.totalMs, false));
       else if (now === seen) reject(new LockTimeoutError(path, patience.stallMs, true));
       else {
@@ -152,7 +187,10 @@ async function waitFor(
         timer = setTimeout(look, Math.min(patience.stallMs, patience.totalMs - waited));
       }
     };
-    timer = setTimeout(look, Math.min(patience.stallMs, patience.totalMs));
+    const waited = Date.now() - started;
+    if (waited >= patience.totalMs) {
+      reject(new LockTimeoutError(path, patience.totalMs, false));
+    } else timer = setTimeout(look, Math.min(patience.stallMs, patience.totalMs - waited));
   });
   try {
     await Promise.race([file.lock(exclusive), timeout]);

@@ -220,41 +220,40 @@ export async function writeRecord(
   const dir = placeDirIn(root, dirName, true)!;
   const name = fileOf(record);
   const path = join(dir, name);
-  try {
-    await withLock(dir, () => {
-      pause("register:after-lock", home);
-      const before = moveAsideEnded(dir, dirName, name, record, judge, now);
-      // No fsync: only a power loss could tear this write, and a power loss ends the session
-      // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
-      writeAtomic(path, recordJson(record), false, () => pause("register:before-rename", home));
-      // New names join the queue: this record when it is new, and an ended one moved aside.
-      const added = before === "refreshed" ? [] : [name.slice(0, -".json".length)];
-      if (typeof before === "object") added.push(before.movedTo);
-      try {
-        enqueue(dir, added);
-      } catch { /* best effort: prune queues every record it keeps */ }
-    }, { shared: true });
-    pause("register:before-cleanup", home);
+  await withLock(dir, () => {
+    pause("register:after-lock", home);
+    const before = moveAsideEnded(dir, dirName, name, record, judge, now);
+    // No fsync: only a power loss could tear this write, and a power loss ends the session
+    // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
+    writeAtomic(path, recordJson(record), false, () => pause("register:before-rename", home));
+    // New names join the queue: this record when it is new, and an ended one moved aside.
+    const added = before === "refreshed" ? [] : [name.slice(0, -".json".length)];
+    if (typeof before === "object") added.push(before.movedTo);
     try {
-      await withLockIfFree(dir, async () => {
-        // Records whose continuation could not be judged yet: kept (and queued again) by the
-        // sweep, then looked at once more with the ledger loaded.
-        const later: string[] = [];
-        sweep(
-          dir,
-          REGISTER_CLEANUP_LIMIT,
-          (stem) => cleanUp(dir, dirName, stem, judge, keeping, now, later),
-        );
-        if (later.length > 0 && keeping.load) {
-          await keeping.load();
-          for (const stem of later) cleanUp(dir, dirName, stem, judge, keeping, now, []);
-        }
-      });
-    } catch { /* best effort: a failed cleanup never fails the registration */ }
-    return path;
-  } finally {
-    await retireOldCopy(root, record, name);
-  }
+      enqueue(dir, added);
+    } catch { /* best effort: prune queues every record it keeps */ }
+  }, { shared: true });
+  pause("register:before-cleanup", home);
+  try {
+    await withLockIfFree(dir, async () => {
+      // Records whose continuation could not be judged yet: kept (and queued again) by the
+      // sweep, then looked at once more with the ledger loaded.
+      const later: string[] = [];
+      sweep(
+        dir,
+        REGISTER_CLEANUP_LIMIT,
+        (stem) => cleanUp(dir, dirName, stem, judge, keeping, now, later),
+      );
+      if (later.length > 0 && keeping.load) {
+        await keeping.load();
+        for (const stem of later) cleanUp(dir, dirName, stem, judge, keeping, now, []);
+      }
+    });
+  } catch { /* best effort: a failed cleanup never fails the registration */ }
+  // Only once the new record is written: a register that failed (a lock it gave up on) must
+  // not remove the copy that is then the session's only record.
+  await retireOldCopy(root, record, name);
+  return path;
 }
 
 /**
@@ -375,16 +374,30 @@ function moveAsideEnded(
   if (row.liveness !== "dead") return "new";
   const ended = stamped(old.record, row, now);
   for (let i = 0; i < 5; i++) {
-    const moved = endedName(record.session_pid, old.record.registered_at, randomSuffix());
-    const target = join(dir, moved);
-    try {
-      Deno.lstatSync(target);
+    // First a name of the ended session's own: two registers of one new session at once (two
+    // hooks firing together, each holding the lock shared) move it to the same file, not two.
+    const salt = i === 0 ? sessionSalt(old.record) : randomSuffix();
+    const moved = endedName(record.session_pid, old.record.registered_at, salt);
+    const there = readEntry(dir, dirName, moved);
+    if (there !== null) {
+      const same = i === 0 && there.ok && there.record.start_token === old.record.start_token &&
+        there.record.boot_id === old.record.boot_id;
+      if (same) return { movedTo: moved.slice(0, -".json".length) };
       continue;
-    } catch { /* free */ }
-    writeAtomic(target, recordJson(ended), false);
+    }
+    writeAtomic(join(dir, moved), recordJson(ended), false);
     return { movedTo: moved.slice(0, -".json".length) };
   }
   return "new";
+}
+
+/** Four base-36 characters from an ended session's start token and boot (FNV-1a). */
+function sessionSalt(record: SessionRecord): string {
+  let h = 0x811c9dc5;
+  for (const c of `${record.start_token}|${record.boot_id}`) {
+    h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  }
+  return (h % 36 ** 4).toString(36).padStart(4, "0");
 }
 
 const randomSuffix = () => Math.floor(Math.random() * 36 ** 4).toString(36).padStart(4, "0");

@@ -42,7 +42,9 @@ const usable = (info: Deno.FileInfo) =>
  * add their line whole, none over another's.
  */
 function openQueue(path: string, create: boolean, append = false): Deno.FsFile | null {
-  const mode = append ? { append: true } : { read: true, write: true };
+  // Read as well as write, always: opening a FIFO swapped in after the lstat write-only would
+  // block until a reader came; read-write never blocks (the type is then refused on the handle).
+  const mode = append ? { read: true, append: true } : { read: true, write: true };
   let info: Deno.FileInfo;
   try {
     info = Deno.lstatSync(path);

@@ -124,9 +124,10 @@ Deno.test("20 concurrent register+prune pairs leave exactly the live records, ea
       roster(["prune", "--home", home.path, "--json"]),
     ]));
     for (const r of results) assertEquals(r.code, 0, r.stderr);
-    // The cleanup queue's files (.sweep, .sweep.next) are hints beside the records.
+    // The cleanup queue's files (.sweep, .sweep.next) are hints beside the records, and the
+    // lock's gate (.lock.gate) is there once a register has passed it.
     const names = [...Deno.readDirSync(hostDir(home.path))].map((e) => e.name)
-      .filter((n) => !n.startsWith(".sweep")).sort();
+      .filter((n) => !n.startsWith(".sweep") && n !== ".lock.gate").sort();
     assertEquals(names, [".lock", ...sleepers.map((s) => `${s.pid}.json`)].sort());
     const rows = await rosterJson<Row[]>(home.path, ["list"]);
     assertEquals(rows.length, 20);

@@ -21,7 +21,7 @@ import type { Plan } from "../../src/continuation/schema.ts";
 function snapshot(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of Deno.readDirSync(dir)) {
-    if (e.name === ".lock") continue;
+    if (e.name === ".lock" || e.name === ".lock.gate") continue;
     out[e.name] = e.isFile ? Deno.readTextFileSync(`${dir}/${e.name}`) : "(not a file)";
   }
   return out;

@@ -75,7 +75,7 @@ async function check(
 function assertNothingTorn(ledger: string) {
   for (const e of Deno.readDirSync(ledger)) {
     assert(!e.name.endsWith(".tmp"), `temp file left: ${e.name}`);
-    if (!e.isFile || e.name.startsWith(".pause-") || e.name === ".lock") continue;
+    if (!e.isFile || e.name.startsWith(".pause-") || e.name.startsWith(".lock")) continue;
     const text = Deno.readTextFileSync(`${ledger}/${e.name}`);
     if (e.name === "audit.ndjson") {
       assert(text.endsWith("\n"), "audit ends with a newline");

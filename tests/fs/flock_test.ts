@@ -98,6 +98,30 @@ Deno.test("store lock: who waits, for how long", async (t) => {
     }
   });
 
+  await t.step("registers that keep overlapping do not keep a holder-alone out", async () => {
+    // flock admits a new shared holder while an exclusive request waits: without the gate a
+    // burst of registers (each 40 ms, a new one every 20 ms) kept prune or unregister out for
+    // its whole patience.
+    let stop = false;
+    const registers = (async () => {
+      const running: Promise<unknown>[] = [];
+      while (!stop) {
+        running.push(withLock(dir.path, () => sleep(40), { shared: true }));
+        await sleep(20);
+      }
+      await Promise.all(running);
+    })();
+    try {
+      await sleep(60);
+      const started = Date.now();
+      await withLock(dir.path, () => {}, { patience: { stallMs: 1_000, totalMs: 2_000 } });
+      assert(Date.now() - started < 1_000, `waited ${Date.now() - started} ms`);
+    } finally {
+      stop = true;
+      await registers;
+    }
+  });
+
   await t.step("every holder moves the lock file's mark, whatever the clock says", async () => {
     const path = `${dir.path}/.lock`;
     const future = new Date(Date.now() + 3_600_000);

@@ -134,3 +134,36 @@ Deno.test("the layout before places: read, unregistered from, and moved out of",
     assertEquals([bad?.reason, bad?.host], ["malformed", row.host]);
   });
 });
+
+Deno.test("a register that gives up on the lock keeps the session's record from before places", async () => {
+  // The old copy is retired only once the new record is written: a register that failed used
+  // to remove it anyway, and the live session then had no record at all.
+  await using dir = await tempDir();
+  const home = dir.path;
+  await using s = spawnSleeper();
+  const row = await rosterJson<Row>(home, ["register", "--pid", String(s.pid)]);
+  const old = oldHostDir(home);
+  assert(old !== hostDir(home), "this system has no pid namespaces to name places by");
+  Deno.mkdirSync(old, { recursive: true, mode: 0o700 });
+  writeJson(`${old}/${s.pid}.json`, recordOf(row));
+  Deno.removeSync(row.path);
+  // A holder of the place's lock that hangs (flock(1) holds it alone until killed).
+  const holder = new Deno.Command("flock", {
+    args: ["-x", `${hostDir(home)}/.lock`, "sleep", "60"],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    await new Promise((ok) => setTimeout(ok, 300));
+    const r = await roster(["register", "--pid", String(s.pid), "--home", home, "--quiet"]);
+    assertEquals(r.code, 1, r.stderr);
+    assert(r.stderr.includes("Could not take the store lock"), r.stderr);
+    assert(exists(`${old}/${s.pid}.json`), "the record from before places is still there");
+  } finally {
+    holder.kill("SIGKILL");
+    await holder.status;
+  }
+  const rows = await rosterJson<Row[]>(home, ["list"]);
+  assertEquals(rows.map((r) => [r.session_pid, r.reason]), [[s.pid, "running"]]);
+});

@@ -83,6 +83,7 @@ Deno.test("crash: 100 rounds of SIGKILL at random moments", async () => {
     for (const s of live) assert(pids.includes(s.pid), `live record ${s.pid} was lost`);
     const otherAfter = snapshot(home.path, `${home.path}/sessions/other-host`);
     otherAfter.delete(".lock"); // prune locks that directory too
+    otherAfter.delete(".lock.gate");
     assertEquals(otherAfter, otherBefore);
     // The next call succeeds, and a prune clears crashed writers' temp files.
     const p = await roster(["prune", "--home", home.path, "--json"]);
@@ -178,4 +179,46 @@ Deno.test("crash: a register paused inside the lock holds up no other register",
     } catch { /* finished */ }
     await paused.status;
   }
+});
+
+Deno.test("crash: two registers of one new session at once move the ended record aside once", async () => {
+  // Two hooks of one session firing together after the pid was reused: both hold the lock
+  // shared and both find the ended session in `<pid>.json`; they move it to one name, not two.
+  await using home = await tempDir();
+  await using a = spawnSleeper();
+  const row = await rosterJson<Row>(home.path, ["register", "--pid", String(a.pid)]);
+  writeJson(row.path, {
+    ...JSON.parse(Deno.readTextFileSync(row.path)),
+    start_token: "1",
+    registered_at: "2026-11-30T00:00:00.000Z",
+  });
+  const point = "register:before-rename";
+  const args = ["register", "--pid", String(a.pid), "--home", home.path, "--quiet"];
+  const both = [
+    spawnRoster(args, { ROSTER_TEST_PAUSE_AT: point }),
+    spawnRoster(args, {
+      ROSTER_TEST_PAUSE_AT: point,
+    }),
+  ];
+  try {
+    const markers = both.map((c) => `${home.path}/.pause-${point}-${c.pid}`);
+    for (let i = 0; !markers.every(exists); i++) {
+      assert(i < 1000, `never reached ${point} twice`);
+      await sleep(10);
+    }
+    for (const m of markers) Deno.removeSync(m);
+    for (const c of both) assertEquals((await c.status).code, 0);
+  } finally {
+    for (const c of both) {
+      try {
+        c.kill("SIGKILL");
+      } catch { /* finished */ }
+      await c.status;
+    }
+  }
+  const names = [...Deno.readDirSync(hostDir(home.path))].map((e) => e.name)
+    .filter((n) => n.endsWith(".json")).sort();
+  assertEquals(names.length, 2, `${names}`);
+  const rows = await rosterJson<Row[]>(home.path, ["list", "--all"]);
+  assertEquals(rows.map((r) => r.reason).sort(), ["pid-reused", "running"]);
 });

@@ -35,7 +35,7 @@ export function snapshot(home: string, dir = hostDir(home)): Map<string, string>
 export function assertWhole(home: string, opts: { tempsAllowed?: boolean } = {}): number[] {
   const pids: number[] = [];
   for (const [name, content] of snapshot(home)) {
-    if (name === ".lock") continue;
+    if (name === ".lock" || name === ".lock.gate") continue;
     if (name.endsWith(".tmp")) {
       assert(opts.tempsAllowed, `temp file left behind: ${name}`);
       continue;
