@@ -31,8 +31,14 @@ const uid = Deno.build.os === "windows" ? null : Deno.uid();
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/**
+ * A queue file roster may use: a regular file of this user's, writable by no one else. Windows
+ * has neither owners nor modes to check here (Deno reports 0o666 for every file there, which
+ * turned every queue file away, so register's cleanup never ran); the private directory is
+ * what guards it there.
+ */
 const usable = (info: Deno.FileInfo) =>
-  info.isFile && (uid === null || info.uid === uid) && ((info.mode ?? 0) & 0o022) === 0;
+  info.isFile && (uid === null || (info.uid === uid && ((info.mode ?? 0) & 0o022) === 0));
 
 /**
  * Opens one of the queue files, or null when it is missing or not a private file of ours.
