@@ -177,20 +177,22 @@ async function waitFor(file: Deno.FsFile, exclusive: boolean, wait: Wait) {
   let seen = mark(wait.mark);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
+    // Looks again after the stall time, or when the whole patience ends if that is sooner.
+    const arm = () => {
+      const left = patience.totalMs - (Date.now() - started);
+      if (left <= 0) reject(new LockTimeoutError(path, patience.totalMs, false));
+      else timer = setTimeout(look, Math.min(patience.stallMs, left));
+    };
     const look = () => {
-      const waited = Date.now() - started;
       const now = mark(wait.mark);
-      if (waited >= patience.totalMs) reject(new LockTimeoutError(path, patience.totalMs, false));
-      else if (now === seen) reject(new LockTimeoutError(path, patience.stallMs, true));
-      else {
+      if (Date.now() - started < patience.totalMs && now === seen) {
+        reject(new LockTimeoutError(path, patience.stallMs, true));
+      } else {
         seen = now;
-        timer = setTimeout(look, Math.min(patience.stallMs, patience.totalMs - waited));
+        arm();
       }
     };
-    const waited = Date.now() - started;
-    if (waited >= patience.totalMs) {
-      reject(new LockTimeoutError(path, patience.totalMs, false));
-    } else timer = setTimeout(look, Math.min(patience.stallMs, patience.totalMs - waited));
+    arm();
   });
   try {
     await Promise.race([file.lock(exclusive), timeout]);
