@@ -1,52 +1,73 @@
 /**
  * Output in order without holding it: `list` and `prune` print rows newest first, which needs
- * every row's key before the first line, but not every row. Each row's text is added with its
- * sort key and kept as UTF-8 in one buffer; past a small budget the buffer's rows are sorted
- * and written to an unlinked temp file as one sorted run, and only the keys and offsets stay in
- * memory (about 36 bytes a row), so memory is bounded by a row, not the store. The output
- * merges the runs, reading each one front to back in blocks: no seek and read per row.
+ * every row's key before the first line, but not every row. Each row (its key, its tie and its
+ * text as UTF-8) is appended to one buffer; past a small budget the buffer's rows are sorted and
+ * written to an unlinked temp file as one sorted run, keys and ties included, so nothing of a
+ * spilled row stays in memory: memory is bounded by the budget and a block per run, not by the
+ * store. The output merges the runs, reading each one front to back in blocks.
  */
 
-/** Bytes of text kept in memory up to this many; beyond it they go to the temp file. */
+/** Bytes of rows kept in memory up to this many; beyond it they go to the temp file. */
 const MEMORY_BUDGET = 2 * 1024 * 1024;
 const FIRST_BUFFER = 64 * 1024;
 /** What each run's reader holds while the runs are merged (more only for a longer row). */
 const RUN_BLOCK = 16 * 1024;
 const STAGE = 64 * 1024;
+/** A row as stored: its key (f64), its tie's length and its text's length (u32 each). */
+const HEADER = 16;
 
-const RECORD = /^([1-9][0-9]{0,9})\.json$/;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/** One row's place in a block of bytes laid out as rows are stored (header, tie, text). */
+interface At {
+  bytes: Uint8Array;
+  view: DataView;
+  at: number;
+}
+
+const keyAt = (r: At) => r.view.getFloat64(r.at, true);
+const tieAt = (r: At) => {
+  const from = r.at + HEADER;
+  return decoder.decode(r.bytes.subarray(from, from + r.view.getUint32(r.at + 8, true)));
+};
+const textAt = (r: At) => {
+  const from = r.at + HEADER + r.view.getUint32(r.at + 8, true);
+  return r.bytes.subarray(from, from + r.view.getUint32(r.at + 12, true));
+};
+const sizeAt = (view: DataView, at: number) =>
+  HEADER + view.getUint32(at + 8, true) + view.getUint32(at + 12, true);
+
+/** Newest first (-Infinity, no time, last); 0 for equal keys. */
+const byKey = (ka: number, kb: number) => (ka === kb ? 0 : ka < kb ? 1 : -1);
+/** Equal keys: by the tie (the row's path) ascending, the registry's order. */
+const byTie = (a: At, b: At) => {
+  const ta = tieAt(a);
+  const tb = tieAt(b);
+  return ta < tb ? -1 : ta > tb ? 1 : 0;
+};
 
 /** Newest first; on equal keys, by `tie` (the row's path) ascending: the registry's order. */
 export class Ordered {
   #n = 0;
+  /** The rows in the buffer: how many, each one's key and where it starts. */
+  #held = 0;
   #keys = new Float64Array(256);
-  #offsets = new Float64Array(256);
-  #lengths = new Uint32Array(256);
-  /** The tie (a path) as its directory, interned, and its name: a record's pid, or text. */
-  #dirOf = new Uint32Array(256);
-  #pidOf = new Float64Array(256);
-  #otherNames = new Map<number, string>();
-  #dirs: string[] = [];
-  #dirIndex = new Map<string, number>();
-  #lastDir = "";
-  #lastDirIndex = -1;
+  #starts = new Float64Array(256);
+  #buf = new Uint8Array(FIRST_BUFFER);
+  #view = new DataView(this.#buf.buffer);
+  #used = 0;
   #spill: Deno.FsFile | null = null;
   /** No temp file could be made: everything stays in memory (correct, if larger). */
   #inMemory = false;
+  /** Each run in the temp file: where it starts and ends. */
+  #runs: { start: number; end: number }[] = [];
   /** Bytes written to the temp file so far. */
   #spilled = 0;
-  /** Each run in the temp file: its rows in order (offsets[] say where each one is). */
-  #runs: Uint32Array[] = [];
-  /** The first row not yet in a run: rows from here on are in the buffer. */
-  #first = 0;
-  #buf = new Uint8Array(FIRST_BUFFER);
-  #used = 0;
   /** Where a run's rows are staged, in order, on their way to the temp file. */
   #stage = new Uint8Array(STAGE);
 
-  /** `budget`: bytes of text held in memory before spilling (tests make it small). */
+  /** `budget`: bytes of rows held in memory before spilling (tests make it small). */
   constructor(readonly budget = MEMORY_BUDGET) {}
 
   get size(): number {
@@ -55,36 +76,45 @@ export class Ordered {
 
   /** Adds one row's text; `key` is its time (NaN or -Infinity sorts last). */
   add(key: number, tie: string, text: string) {
-    // The text first: a run written to make room must not take this row in.
-    let { read, written } = encoder.encodeInto(text, this.#buf.subarray(this.#used));
-    if (read < text.length) {
+    let tieBytes = this.#encode(tie, this.#used + HEADER);
+    let textBytes = tieBytes < 0 ? -1 : this.#encode(text, this.#used + HEADER + tieBytes);
+    if (textBytes < 0) {
       // A run makes room before the buffer grows past the budget.
-      const need = text.length * 3;
+      const need = HEADER + (tie.length + text.length) * 3;
       if (this.#used > 0 && this.#used + need > this.budget && !this.#inMemory) this.#writeRun();
       this.#room(need);
-      ({ written } = encoder.encodeInto(text, this.#buf.subarray(this.#used)));
+      tieBytes = this.#encode(tie, this.#used + HEADER);
+      textBytes = this.#encode(text, this.#used + HEADER + tieBytes);
     }
-    if (this.#n === this.#keys.length) this.#grow();
-    const i = this.#n++;
-    this.#keys[i] = Number.isNaN(key) ? -Infinity : key;
-    this.#offsets[i] = this.#used;
-    this.#lengths[i] = written;
-    this.#used += written;
-    const cut = Math.max(tie.lastIndexOf("/"), tie.lastIndexOf("\\")) + 1;
-    // Rows come a directory at a time: most share the previous row's directory.
-    if (cut !== this.#lastDir.length || !tie.startsWith(this.#lastDir)) {
-      const dir = tie.slice(0, cut);
-      let d = this.#dirIndex.get(dir);
-      if (d === undefined) this.#dirIndex.set(dir, d = this.#dirs.push(dir) - 1);
-      this.#lastDir = dir;
-      this.#lastDirIndex = d;
-    }
-    this.#dirOf[i] = this.#lastDirIndex;
-    const name = tie.slice(cut);
-    const m = RECORD.exec(name);
-    this.#pidOf[i] = m ? Number(m[1]) : -1;
-    if (!m) this.#otherNames.set(i, name);
+    if (this.#held === this.#keys.length) this.#grow();
+    const start = this.#used;
+    const k = Number.isNaN(key) ? -Infinity : key;
+    this.#view.setFloat64(start, k, true);
+    this.#view.setUint32(start + 8, tieBytes, true);
+    this.#view.setUint32(start + 12, textBytes, true);
+    this.#keys[this.#held] = k;
+    this.#starts[this.#held++] = start;
+    this.#n++;
+    this.#used += HEADER + tieBytes + textBytes;
     if (this.#used > this.budget && !this.#inMemory) this.#writeRun();
+  }
+
+  /** `s` as UTF-8 at `at` in the buffer: the bytes written, or -1 where it does not fit. */
+  #encode(s: string, at: number): number {
+    const buf = this.#buf;
+    if (at > buf.length) return -1;
+    // ASCII (every path, most rows) byte by byte: encodeInto is an op call per string.
+    if (s.length <= 512 && at + s.length <= buf.length) {
+      let i = 0;
+      for (; i < s.length; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 0x7f) break;
+        buf[at + i] = c;
+      }
+      if (i === s.length) return i;
+    }
+    const { read, written } = encoder.encodeInto(s, buf.subarray(at));
+    return read < s.length ? -1 : written;
   }
 
   /** Room for `bytes` more in the buffer, which grows only when the rows do not fit it. */
@@ -95,28 +125,19 @@ export class Ordered {
     const bigger = new Uint8Array(size);
     bigger.set(this.#buf.subarray(0, this.#used));
     this.#buf = bigger;
+    this.#view = new DataView(bigger.buffer);
   }
 
   #grow() {
-    const size = this.#keys.length * 2;
-    const keys = new Float64Array(size);
+    const keys = new Float64Array(this.#keys.length * 2);
     keys.set(this.#keys);
     this.#keys = keys;
-    const offsets = new Float64Array(size);
-    offsets.set(this.#offsets);
-    this.#offsets = offsets;
-    const lengths = new Uint32Array(size);
-    lengths.set(this.#lengths);
-    this.#lengths = lengths;
-    const dirOf = new Uint32Array(size);
-    dirOf.set(this.#dirOf);
-    this.#dirOf = dirOf;
-    const pidOf = new Float64Array(size);
-    pidOf.set(this.#pidOf);
-    this.#pidOf = pidOf;
+    const starts = new Float64Array(this.#starts.length * 2);
+    starts.set(this.#starts);
+    this.#starts = starts;
   }
 
-  /** The rows in the buffer, sorted, appended to the temp file as one run. */
+  /** The held rows, sorted, appended to the temp file as one run; the buffer is then empty. */
   #writeRun() {
     if (this.#spill === null) {
       try {
@@ -125,18 +146,17 @@ export class Ordered {
         // Unlinked at once: nothing is left behind, whatever happens to this process.
         Deno.removeSync(path);
       } catch {
-        this.#inMemory = true; // no temp directory: keep the texts in memory, correct if larger
+        this.#inMemory = true; // no temp directory: keep the rows in memory, correct if larger
         return;
       }
     }
-    const run = this.#sorted(this.#first, this.#n);
     // Written through a small staging block, in order: a row longer than it goes by itself.
     const stage = this.#stage;
     let staged = 0;
-    let at = this.#spilled;
-    for (const i of run) {
-      const from = this.#offsets[i];
-      const length = this.#lengths[i];
+    const start = this.#spilled;
+    for (const i of this.#sorted()) {
+      const from = this.#starts[i];
+      const length = sizeAt(this.#view, from);
       const bytes = this.#buf.subarray(from, from + length);
       if (staged + length > stage.length) {
         this.#writeAll(stage.subarray(0, staged));
@@ -147,13 +167,11 @@ export class Ordered {
         stage.set(bytes, staged);
         staged += length;
       }
-      this.#offsets[i] = at;
-      at += length;
+      this.#spilled += length;
     }
     this.#writeAll(stage.subarray(0, staged));
-    this.#spilled = at;
-    this.#runs.push(run);
-    this.#first = this.#n;
+    this.#runs.push({ start, end: this.#spilled });
+    this.#held = 0;
     this.#used = 0;
   }
 
@@ -162,27 +180,13 @@ export class Ordered {
     while (off < bytes.length) off += this.#spill!.writeSync(bytes.subarray(off));
   }
 
-  /** Row `i`'s tie (its path), rebuilt. */
-  #tie(i: number): string {
-    return this.#dirs[this.#dirOf[i]] +
-      (this.#pidOf[i] < 0 ? this.#otherNames.get(i)! : `${this.#pidOf[i]}.json`);
-  }
-
-  /** Negative when row `a` comes before row `b`: newest first, ties by path. */
-  #compare(a: number, b: number): number {
-    const ka = this.#keys[a];
-    const kb = this.#keys[b];
-    if (ka !== kb) return ka < kb ? 1 : -1; // -Infinity (no time) last
-    const ta = this.#tie(a);
-    const tb = this.#tie(b);
-    return ta < tb ? -1 : ta > tb ? 1 : 0;
-  }
-
-  /** Rows `from` to `to` (exclusive), in order. */
-  #sorted(from: number, to: number): Uint32Array {
-    const order = new Uint32Array(to - from);
-    for (let i = 0; i < order.length; i++) order[i] = from + i;
-    return order.sort((a, b) => this.#compare(a, b));
+  /** The held rows' indexes, in order. */
+  #sorted(): Uint32Array {
+    const order = new Uint32Array(this.#held);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    const keys = this.#keys;
+    const row = (i: number): At => ({ bytes: this.#buf, view: this.#view, at: this.#starts[i] });
+    return order.sort((a, b) => byKey(keys[a], keys[b]) || byTie(row(a), row(b)));
   }
 
   /**
@@ -207,70 +211,20 @@ export class Ordered {
     };
     const sepBytes = encoder.encode(sep);
     let first = true;
-    const emitRow = (i: number, bytes: Uint8Array) => {
+    const emitRow = (row: At) => {
       if (!first && sepBytes.length > 0) put(sepBytes);
       first = false;
-      put(map ? encoder.encode(map(decoder.decode(bytes), this.#tie(i))) : bytes);
+      put(map ? encoder.encode(map(decoder.decode(textAt(row)), tieAt(row))) : textAt(row));
     };
-    const held = this.#buf;
-    const inBuffer = (i: number) =>
-      held.subarray(this.#offsets[i], this.#offsets[i] + this.#lengths[i]);
-    const last = this.#sorted(this.#first, this.#n);
+    const held = new HeldRows(this.#sorted(), this.#starts, this.#buf, this.#view);
     if (this.#runs.length === 0) {
-      for (const i of last) emitRow(i, inBuffer(i));
+      for (let row = held.row(); row !== null; row = held.next()) emitRow(row);
     } else {
-      const sources: Source[] = this.#runs.map((rows) => new RunReader(rows, this));
-      if (last.length > 0) sources.push(new HeldRows(last, inBuffer));
-      this.#merge(sources, emitRow);
+      const sources: Source[] = this.#runs.map((r) => new RunReader(this.#spill!, r.start, r.end));
+      sources.push(held);
+      merge(sources, emitRow);
     }
     if (used > 0) write(out.subarray(0, used));
-  }
-
-  /** Where row `i` is in the temp file, and how long it is (for the run readers). */
-  place(i: number): [number, number] {
-    return [this.#offsets[i], this.#lengths[i]];
-  }
-
-  /** Reads `into.length` bytes of the temp file from `offset`. */
-  readAt(offset: number, into: Uint8Array) {
-    const file = this.#spill!;
-    file.seekSync(offset, Deno.SeekMode.Start);
-    let off = 0;
-    while (off < into.length) {
-      const n = file.readSync(into.subarray(off));
-      if (n === null || n === 0) break;
-      off += n;
-    }
-    if (off < into.length) throw new Error("The spilled rows were cut short");
-  }
-
-  /** A k-way merge of sorted sources through a binary heap of their heads. */
-  #merge(sources: Source[], emitRow: (i: number, bytes: Uint8Array) => void) {
-    const heap = sources.filter((s) => s.head() !== -1);
-    const less = (x: Source, y: Source) => this.#compare(x.head(), y.head()) < 0;
-    const down = (at: number) => {
-      for (;;) {
-        const l = 2 * at + 1;
-        const r = l + 1;
-        let min = at;
-        if (l < heap.length && less(heap[l], heap[min])) min = l;
-        if (r < heap.length && less(heap[r], heap[min])) min = r;
-        if (min === at) return;
-        [heap[at], heap[min]] = [heap[min], heap[at]];
-        at = min;
-      }
-    };
-    for (let at = (heap.length >> 1) - 1; at >= 0; at--) down(at);
-    while (heap.length > 0) {
-      const top = heap[0];
-      emitRow(top.head(), top.bytes());
-      if (top.advance() === -1) {
-        const end = heap.pop()!;
-        if (heap.length === 0) break;
-        heap[0] = end;
-      }
-      down(0);
-    }
   }
 
   close() {
@@ -283,44 +237,123 @@ export class Ordered {
   }
 }
 
-/** Rows in order, one at a time: the current row's index (-1 at the end) and its text. */
+/** Rows in order, one at a time: the current row (null at the end), and the next. */
 interface Source {
-  head(): number;
-  bytes(): Uint8Array;
-  advance(): number;
+  row(): At | null;
+  next(): At | null;
+}
+
+/** A k-way merge of sorted sources through a binary heap of their current rows. */
+function merge(sources: Source[], emitRow: (row: At) => void) {
+  const heap = sources.filter((s) => s.row() !== null);
+  const less = (x: Source, y: Source) => {
+    const a = x.row()!;
+    const b = y.row()!;
+    return (byKey(keyAt(a), keyAt(b)) || byTie(a, b)) < 0;
+  };
+  const down = (at: number) => {
+    for (;;) {
+      const l = 2 * at + 1;
+      const r = l + 1;
+      let min = at;
+      if (l < heap.length && less(heap[l], heap[min])) min = l;
+      if (r < heap.length && less(heap[r], heap[min])) min = r;
+      if (min === at) return;
+      [heap[at], heap[min]] = [heap[min], heap[at]];
+      at = min;
+    }
+  };
+  for (let at = (heap.length >> 1) - 1; at >= 0; at--) down(at);
+  while (heap.length > 0) {
+    const top = heap[0];
+    emitRow(top.row()!);
+    if (top.next() === null) {
+      const end = heap.pop()!;
+      if (heap.length === 0) break;
+      heap[0] = end;
+    }
+    down(0);
+  }
 }
 
 /** The rows still in the buffer, sorted. */
 class HeldRows implements Source {
-  #at = 0;
-  constructor(readonly rows: Uint32Array, readonly text: (i: number) => Uint8Array) {}
-  head = () => (this.#at < this.rows.length ? this.rows[this.#at] : -1);
-  bytes = () => this.text(this.rows[this.#at]);
-  advance = () => (++this.#at, this.head());
+  #i = 0;
+  #at: At;
+  constructor(
+    readonly order: Uint32Array,
+    readonly starts: Float64Array,
+    bytes: Uint8Array,
+    view: DataView,
+  ) {
+    this.#at = { bytes, view, at: 0 };
+  }
+  row(): At | null {
+    if (this.#i >= this.order.length) return null;
+    this.#at.at = this.starts[this.order[this.#i]];
+    return this.#at;
+  }
+  next(): At | null {
+    this.#i++;
+    return this.row();
+  }
 }
 
 /** One run of the temp file, read front to back a block at a time. */
 class RunReader implements Source {
-  #at = 0;
-  #block = new Uint8Array(RUN_BLOCK);
+  /** The file offset of the current row. */
+  #pos: number;
   /** The file offset of #block[0], and how many bytes of it are read. */
   #start = 0;
   #filled = 0;
-  constructor(readonly rows: Uint32Array, readonly file: Ordered) {}
-  head = () => (this.#at < this.rows.length ? this.rows[this.#at] : -1);
-  advance = () => (++this.#at, this.head());
-  bytes = (): Uint8Array => {
-    const [offset, length] = this.file.place(this.rows[this.#at]);
-    if (offset < this.#start || offset + length > this.#start + this.#filled) {
-      // The rest of the run from this row, up to a block (or the row, if it is longer).
-      const last = this.rows[this.rows.length - 1];
-      const [lastOffset, lastLength] = this.file.place(last);
-      const size = Math.max(length, Math.min(RUN_BLOCK, lastOffset + lastLength - offset));
-      if (size > this.#block.length) this.#block = new Uint8Array(size);
-      this.file.readAt(offset, this.#block.subarray(0, size));
-      this.#start = offset;
-      this.#filled = size;
+  #block = new Uint8Array(RUN_BLOCK);
+  #at: At;
+
+  constructor(readonly file: Deno.FsFile, start: number, readonly end: number) {
+    this.#pos = start;
+    this.#at = { bytes: this.#block, view: new DataView(this.#block.buffer), at: 0 };
+    this.#load();
+  }
+
+  row(): At | null {
+    return this.#pos < this.end ? this.#at : null;
+  }
+
+  next(): At | null {
+    this.#pos += sizeAt(this.#at.view, this.#at.at);
+    this.#load();
+    return this.row();
+  }
+
+  /** Makes the row at #pos whole in the block: from the block when it is there, else read. */
+  #load() {
+    if (this.#pos >= this.end) return;
+    let at = this.#pos - this.#start;
+    if (at + HEADER > this.#filled) at = this.#fill(HEADER);
+    const size = sizeAt(this.#at.view, at);
+    if (at + size > this.#filled) at = this.#fill(size);
+    this.#at.at = at;
+  }
+
+  /** Reads the run from #pos: a block, or `least` bytes where the row is longer. */
+  #fill(least: number): number {
+    const size = Math.max(least, Math.min(RUN_BLOCK, this.end - this.#pos));
+    if (size > this.#block.length) {
+      this.#block = new Uint8Array(size);
+      this.#at.bytes = this.#block;
+      this.#at.view = new DataView(this.#block.buffer);
     }
-    return this.#block.subarray(offset - this.#start, offset - this.#start + length);
-  };
+    const into = this.#block.subarray(0, size);
+    this.file.seekSync(this.#pos, Deno.SeekMode.Start);
+    let off = 0;
+    while (off < size) {
+      const n = this.file.readSync(into.subarray(off));
+      if (n === null || n === 0) break;
+      off += n;
+    }
+    if (off < size) throw new Error("The spilled rows were cut short");
+    this.#start = this.#pos;
+    this.#filled = size;
+    return 0;
+  }
 }
