@@ -72,11 +72,15 @@ export function permissionsFor(target: Target): string[] {
 }
 
 /**
- * V8 flags baked into every binary (and used by `deno task roster` and the benchmark).
+ * V8 flags baked into every binary (and used by `deno task roster`, scripts/roster, the README's
+ * install line and the benchmark; tests/scripts/build_test.ts checks that they agree).
  * --no-lazy compiles every function up front, so the code cache holds them all and a call
  * does not pay for lazy compilation: about 2.5 ms (10%) off `register` (docs/performance.md).
+ * --max-semi-space-size caps V8's young generation (MiB per semi-space): by default it grows to
+ * 16 MiB over a long `list` or `prune`, so peak memory followed the store's size; capped, it is
+ * bounded by a row (docs/performance.md, "Memory"). A hook allocates far less than the cap.
  */
-export const V8_FLAGS = ["--v8-flags=--no-lazy"];
+export const V8_FLAGS = ["--v8-flags=--no-lazy,--max-semi-space-size=2"];
 
 /**
  * Every module under src/ (paths relative to the repo root, sorted): what a binary must embed

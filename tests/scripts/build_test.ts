@@ -155,6 +155,20 @@ Deno.test("build helpers", async (t) => {
   });
 });
 
+Deno.test("every way of running roster carries the binaries' V8 flags", async () => {
+  // The benchmark measures the sources with V8_FLAGS; a launcher without them would run a
+  // roster with another memory bound (--max-semi-space-size) than the one measured and shipped.
+  assertEquals(V8_FLAGS.length, 1);
+  const [flag] = V8_FLAGS;
+  assertMatch(flag, /^--v8-flags=--no-lazy,--max-semi-space-size=\d+$/);
+  for (const file of ["README.md", "deno.json", "scripts/roster"]) {
+    const text = await Deno.readTextFile(new URL(file, ROOT));
+    const found = text.match(/--v8-flags=\S+/g) ?? [];
+    assert(found.length > 0, `${file} runs roster without --v8-flags`);
+    for (const f of found) assertEquals(f.replace(/["\\]+$/, ""), flag, file);
+  }
+});
+
 Deno.test("every module loaded on demand is embedded in the binaries", async () => {
   // Lazy imports name their module in a variable (src/cli/spec.ts lazy()), which deno compile
   // does not follow: each module a specifier string names must be among the --include list.
