@@ -14,6 +14,7 @@ const PAUSE_POINTS = [
   "register:before-cleanup",
   "prune:after-lock",
   "prune:before-remove",
+  "sweep:before-open",
   "after-lock",
   "after-claim",
   "before-outcome",

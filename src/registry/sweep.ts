@@ -19,6 +19,7 @@
  * appended whole (O_APPEND); pops, the hand-over of `.sweep.next` and prune's rewrite hold it
  * alone.
  */
+import { pause } from "../pause.ts";
 
 export const SWEEP_NAME = ".sweep";
 export const SWEEP_NEXT_NAME = ".sweep.next";
@@ -64,6 +65,11 @@ function openQueue(path: string, create: boolean, append = false): Deno.FsFile |
     }
   }
   if (!usable(info)) return null;
+  // Where a queue file can be swapped between the look and the open (a drill's pause point).
+  pause(
+    "sweep:before-open",
+    path.slice(0, Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"))),
+  );
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(path, mode);

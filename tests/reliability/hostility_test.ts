@@ -488,6 +488,54 @@ Deno.test("FIFOs swapped in under a racing writer never hang list or register", 
   }
 });
 
+Deno.test("a FIFO swapped in for the sweep queue between its look and its open never hangs register", async () => {
+  // register appends its name to `.sweep.next` holding the lock shared: a write-only open of a
+  // FIFO put there after the lstat would block until a reader came, with the lock held.
+  await using home = await tempDir();
+  await using s = spawnSleeper();
+  const dir = hostDir(home.path);
+  const queue = `${dir}/.sweep.next`;
+  // A register's cleanup hands `.sweep.next` over to `.sweep` when that runs dry; the next one
+  // pushes the kept names again: register until the file that registers append to is there.
+  for (let i = 0; !exists(queue); i++) {
+    assert(i < 5, "no register made the queue");
+    const r = await roster(["register", "--pid", String(s.pid), "--home", home.path, "--quiet"]);
+    assertEquals(r.code, 0, r.stderr);
+  }
+  const point = "sweep:before-open";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: cliArgs(["register", "--pid", String(s.pid), "--home", home.path, "--quiet"]),
+    env: { ROSTER_TEST_PAUSE_AT: point },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const marker = `${dir}/.pause-${point}-${child.pid}`;
+  try {
+    for (let i = 0; !exists(marker); i++) {
+      assert(i < 1000, `never reached ${point}`);
+      await new Promise((ok) => setTimeout(ok, 10));
+    }
+    Deno.removeSync(queue);
+    assertEquals((await run("mkfifo", [queue], {})).code, 0);
+    Deno.removeSync(marker);
+    const timer = new Promise<null>((ok) => setTimeout(() => ok(null), HANG_MS));
+    const done = await Promise.race([child.output(), timer]);
+    assert(done !== null, `register hung on a FIFO for ${HANG_MS} ms`);
+    assertEquals(done.code, 0, new TextDecoder().decode(done.stderr));
+    // The FIFO was refused on the handle (not a file), not replaced or written through (the
+    // cleanup's hand-over may have renamed it to `.sweep`, where it is refused again).
+    const fifos = [queue, `${dir}/.sweep`].filter((p) => exists(p) && Deno.lstatSync(p).isFifo);
+    assertEquals(fifos.length, 1, "the FIFO is left alone");
+    const rows = await rosterJson<Row[]>(home.path, ["list"]);
+    assertEquals(rows.map((r) => r.session_pid), [s.pid]);
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* it finished */ }
+  }
+});
+
 Deno.test("list --discover: unrelated files never push a live session past the cap", async () => {
   await using dir = await tempDir();
   await using home = await tempDir();
