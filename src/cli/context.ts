@@ -8,7 +8,7 @@ import { hostIdentity, hostKey } from "../identity/identity.ts";
 import { LivenessJudge } from "../identity/liveness.ts";
 import type { ProcessBackend } from "../process/types.ts";
 import { checkHome, denoEnv, resolveHome } from "../registry/home.ts";
-import { DECLARED_SESSION_VARS } from "../registry/owner.ts";
+import { DECLARED_SESSION_VARS } from "../registry/session_id.ts";
 import { envVar } from "../env.ts";
 import type { Parsed } from "./args.ts";
 import { printableLines, terminalJson } from "./terminal.ts";

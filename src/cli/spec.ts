@@ -4,7 +4,7 @@
  * lazily, so a command pays only for its own code at start-up.
  */
 import { EXIT, VERDICT_EXIT } from "../exit.ts";
-import { SESSION_ID_VARS } from "../registry/owner.ts";
+import { SESSION_ID_VARS } from "../registry/session_id.ts";
 import type { Parsed } from "./args.ts";
 import type { Context } from "./context.ts";
 

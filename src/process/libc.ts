@@ -6,6 +6,7 @@
  * /proc entry costs a failed open(2), not a JS exception). Null where libc cannot be loaded
  * (another OS, musl, no --allow-ffi): callers then use Deno's own calls.
  */
+import { EACCES, ENOENT, EPERM, loadedLibc, noteLibc } from "./types.ts";
 
 const SYMBOLS = {
   open: { parameters: ["buffer", "i32"], result: "i32" },
@@ -29,9 +30,7 @@ const STATX_BASIC_STATS = 0x7ff;
 
 /** A failure whose errno could not be read back. */
 export const UNKNOWN_ERRNO = 100_000;
-export const ENOENT = 2;
-export const EACCES = 13;
-export const EPERM = 1;
+export { EACCES, ENOENT, EPERM, loadedLibc };
 export const ELOOP = 40;
 const ENOTDIR = 20;
 
@@ -92,15 +91,6 @@ export interface Dir extends Disposable {
 
 let cached: Libc | null | undefined;
 
-/**
- * libc if something in this process already loaded it, without loading it: dlopen costs a
- * millisecond or two that a hook's single probe would not win back, while `list` and `prune`
- * load it anyway and then probe thousands of pids.
- */
-export function loadedLibc(): Libc | null {
-  return cached ?? null;
-}
-
 /** libc on Linux (glibc), loaded once; null where it cannot be. */
 export function libc(): Libc | null {
   if (cached !== undefined) return cached;
@@ -112,7 +102,9 @@ export function libc(): Libc | null {
   } catch {
     return null;
   }
-  return cached = bind(lib.symbols);
+  cached = bind(lib.symbols);
+  noteLibc(cached);
+  return cached;
 }
 
 function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {

@@ -4,9 +4,12 @@
  * stepped); the boot is told apart by /proc/sys/kernel/random/boot_id. The /proc root is
  * injectable so tests can point it at fixtures.
  */
-import { EACCES, ENOENT, EPERM, loadedLibc } from "./libc.ts";
 import {
+  EACCES,
+  ENOENT,
+  EPERM,
   exactTokens,
+  loadedLibc,
   type Probe,
   type ProcessBackend,
   type ProcessCommand,

@@ -2,6 +2,7 @@
  * The one interface every per-OS process backend satisfies. Decoders stay pure (bytes or
  * text in, values out) in each OS module; the I/O behind this interface stays thin.
  */
+import type { Libc } from "./libc.ts";
 
 /** What roster can learn about one running (or zombie) process. */
 export interface ProcessInfo {
@@ -77,4 +78,26 @@ export function asProcess(p: Probe): Probe {
 /** No running process holds the pid: it is gone, or only a zombie is left. */
 export function isGone(p: Probe): boolean {
   return p.kind === "gone" || (p.kind === "exists" && p.info.zombie);
+}
+
+/** errno values (Linux's) that the Linux backend and libc's callers tell apart. */
+export const ENOENT = 2;
+export const EACCES = 13;
+export const EPERM = 1;
+
+let libcLoaded: Libc | null = null;
+
+/**
+ * libc (./libc.ts) if something in this process already loaded it, without loading it: dlopen
+ * costs a millisecond or two that a hook's single probe would not win back, while `list` and
+ * `prune` load it anyway and then probe thousands of pids. Kept here, not in libc.ts, so the
+ * Linux backend asks without loading libc's module on a hook's start-up (docs/performance.md).
+ */
+export function loadedLibc(): Libc | null {
+  return libcLoaded;
+}
+
+/** Called by ./libc.ts once it has loaded libc. */
+export function noteLibc(loaded: Libc): void {
+  libcLoaded = loaded;
 }

@@ -8,7 +8,8 @@ import { identityOf } from "../identity/identity.ts";
 import { isValidPid } from "../identity/pid.ts";
 import type { ProcessInfo } from "../process/types.ts";
 import { isoOrNull, parseTime } from "../time.ts";
-import { type Owner, sessionIdOf } from "./owner.ts";
+import type { Owner } from "./owner.ts";
+import { sessionIdOf } from "./session_id.ts";
 
 const SCHEMA = 1;
 

@@ -33,7 +33,14 @@ import {
   validateRecord,
 } from "./record.ts";
 import { malformedRow, recordRow, type Row } from "./row.ts";
-import { enqueue, type Examined, sweep } from "./sweep.ts";
+import type { Examined } from "./sweep.ts";
+
+/**
+ * The sweep queue's module, loaded by `writeRecord` alone: unregister, check and whoami use
+ * this module too, and never the queue. A variable, not a literal, so `deno run` does not
+ * read it before main.ts starts (src/cli/spec.ts lazy()).
+ */
+const SWEEP_MODULE = "./sweep.ts";
 
 /** One file read from the store: a valid record, or why it is not one. */
 export type Entry =
@@ -220,6 +227,7 @@ export async function writeRecord(
   const dir = placeDirIn(root, dirName, true)!;
   const name = fileOf(record);
   const path = join(dir, name);
+  const { enqueue, sweep }: typeof import("./sweep.ts") = await import(SWEEP_MODULE);
   await withLock(dir, () => {
     pause("register:after-lock", home);
     const before = moveAsideEnded(dir, dirName, name, record, judge, now);

@@ -8,7 +8,7 @@ import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { NO_PID, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
 import { COMMANDS } from "../../src/cli/spec.ts";
-import { SESSION_ID_VARS } from "../../src/registry/owner.ts";
+import { SESSION_ID_VARS } from "../../src/registry/session_id.ts";
 
 Deno.test("consistency across commands", async (t) => {
   await using dir = await tempDir();

@@ -1,7 +1,8 @@
 /** `roster whoami`: the registered live session that owns the calling process. */
 import { envVar } from "../../env.ts";
 import { RosterError } from "../../errors.ts";
-import { ancestors, DECLARED_SESSION_VARS, hostsSessions } from "../../registry/owner.ts";
+import { ancestors, hostsSessions } from "../../registry/owner.ts";
+import { DECLARED_SESSION_VARS } from "../../registry/session_id.ts";
 import type { Row } from "../../registry/row.ts";
 import type { LivenessJudge } from "../../identity/liveness.ts";
 import { readRecordRow } from "../../registry/store.ts";
