@@ -4,37 +4,19 @@
  * the files as they are then, and make a dispatch or a skip durable, at most once. Under
  * dry-run, and without a claim, nothing is written.
  */
-import { pause } from "../pause.ts";
 import { type Liveness, type LivenessJudge, probeVerdict } from "../identity/liveness.ts";
 import { verifyToken } from "../identity/token.ts";
-import { appendAudit } from "./audit.ts";
-import {
-  assertPrivateLedger,
-  createClaim,
-  createSkip,
-  isClaimed,
-  readLastDispatch,
-  readState,
-  writeLastDispatch,
-  writeOutcome,
-} from "./ledger.ts";
-import { CHECK_LOCK_PATIENCE_MS, withDispatchLock } from "./lock.ts";
-import { dispatchMessage } from "./message.ts";
-import { recoverClaim, recoverClaimUnderLock } from "./recover.ts";
+import { readState } from "./ledger.ts";
 import { decide, type Facts, mayWriteSkip, type Situation, type Verdict } from "./rules.ts";
-import {
-  claimEvent,
-  type ClaimRecord,
-  dispatchedOutcome,
-  type Plan,
-  randomHex,
-  skipEvent,
-  skippedOutcome,
-  type SkipRecord,
-} from "./schema.ts";
+import type { Plan } from "./schema.ts";
 
-/** The `until` of a wait for the lock: soon. */
-const LOCK_RETRY_MS = 1_000;
+/**
+ * The claim's side of the flow (./claim.ts: the dispatch lock, the durable writes, recovery),
+ * loaded only by a claiming check: a check without `--claim` reads and decides, nothing more.
+ * A variable, not a literal, so `deno run` does not read it before main.ts starts
+ * (src/cli/spec.ts lazy()).
+ */
+const CLAIM_MODULE = "./claim.ts";
 
 export interface CheckRequest {
   dir: string;
@@ -60,7 +42,7 @@ export interface Claimed {
   message: string;
 }
 
-interface CheckResult {
+export interface CheckResult {
   verdict: Verdict;
   claimed?: Claimed;
 }
@@ -83,14 +65,14 @@ function watchdogLiveness(judge: LivenessJudge, pid: number, token: string | nul
   return verdict === "same" ? "alive" : verdict === "unknown" ? "unknown" : "dead";
 }
 
-interface Observed {
+export interface Observed {
   situation: Situation;
   /** What was wrong with a damaged plan, for a note on stderr. */
   planProblem: string | null;
 }
 
 /** Reads the ledger and judges the owner and watchdog: everything decide() needs. */
-function observe(
+export function observe(
   dir: string,
   key: string,
   facts: Facts,
@@ -138,85 +120,6 @@ export function needsClaimPass(verdict: Verdict, plan: Plan | null): plan is Pla
 }
 
 /**
- * Makes a dispatch durable: the claim first (from then on it happened, at most once), then
- * its audit line, `.last-dispatch` and the outcome, which comes last because a claim without
- * one marks a dispatcher that died (recover.ts). Null when the key was claimed first.
- */
-function recordDispatch(dir: string, claim: ClaimRecord, plan: Plan, nowMs: number) {
-  // The claim keeps its message: a hook that lost this check's output reads it back
-  // (continuation-show).
-  const message = dispatchMessage(plan, claim.continuation_id);
-  if (!createClaim(dir, { ...claim, message })) return null;
-  // A crash before the audit line below leaves a claim without one: the next claiming check
-  // of this key appends it (recover.ts).
-  pause("after-claim", dir);
-  appendAudit(dir, claimEvent(claim));
-  writeLastDispatch(dir, nowMs);
-  pause("before-outcome", dir);
-  writeOutcome(dir, claim.key, dispatchedOutcome(claim));
-  return { id: claim.continuation_id, message };
-}
-
-/** Makes a skip durable, first writer wins; its audit line and outcome only for the winner. */
-function recordSkip(dir: string, key: string, skip: SkipRecord) {
-  if (!createSkip(dir, key, skip)) return;
-  appendAudit(dir, skipEvent(key, skip));
-  writeOutcome(dir, key, skippedOutcome(key, skip));
-}
-
-/**
- * The claim pass; the caller holds dispatch.lock. Decides again from the files as they are
- * now, then makes a dispatch or a skip durable.
- */
-async function claimPass(req: CheckRequest, expectedToken: string): Promise<CheckResult> {
-  const { dir, key, judge, note } = req;
-  pause("after-lock", dir);
-  const facts = req.look ? req.look(req.facts) : req.facts;
-  const { situation: s } = observe(dir, key, facts, judge, expectedToken, req.planToken ?? null);
-  const verdict = decide(s);
-  if (s.mode === "dry-run" || s.plan === null) return { verdict };
-  const plan = s.plan;
-  const at = new Date(s.now).toISOString();
-  if (verdict.kind === "stop" && verdict.reason === "claimed") {
-    // Claimed since the first look. Its dispatcher held this lock until done, so an
-    // outcome still missing now means that dispatcher died: finish what it left.
-    await recoverClaimUnderLock(dir, key, note);
-    return { verdict };
-  }
-  if (verdict.kind === "dispatch") {
-    const claim = { key, token: plan.token, continuation_id: randomHex(12), pid: Deno.pid, at };
-    const claimed = recordDispatch(dir, claim, plan, s.now);
-    return claimed === null ? { verdict: { kind: "stop", reason: "claimed" } } : {
-      verdict,
-      claimed,
-    };
-  }
-  // A skip is final, so only for the released plan the first decision saw (mayWriteSkip).
-  if (
-    verdict.kind === "skip" && mayWriteSkip(plan, expectedToken, verdict) && !s.claimed &&
-    !isClaimed(dir, key)
-  ) {
-    const { class: cls, reason } = verdict;
-    recordSkip(dir, key, { class: cls, reason, token: plan.token, pid: Deno.pid, at });
-  }
-  return { verdict };
-}
-
-/**
- * A last dispatch in the future (written while the clock ran ahead) would make every check
- * wait one spacing from "now" for as long as the clock stays behind it. Written back as now,
- * under the lock, it blocks for one spacing at most. A busy lock leaves it to the next check.
- */
-async function clampLastDispatch(dir: string, judge: LivenessJudge) {
-  assertPrivateLedger(dir);
-  await withDispatchLock(dir, judge, CHECK_LOCK_PATIENCE_MS, () => {
-    const now = Date.now();
-    const last = readLastDispatch(dir, now);
-    if (last !== null && last > now) writeLastDispatch(dir, now);
-  });
-}
-
-/**
  * The verdict for a resumed session; with `claim`, made at most once. A claiming check that
  * finds the key claimed completes that claim's record when its dispatcher died.
  */
@@ -231,32 +134,7 @@ export async function checkContinuation(req: CheckRequest): Promise<CheckResult>
   if (verdict.kind === "skip" && verdict.detail !== undefined) {
     note(`roster: note: continuations are off: ${verdict.detail}`);
   }
-  const plan = first.situation.plan;
-  const claiming = req.claim && first.situation.mode !== "dry-run";
-  const { lastDispatchMs, now } = first.situation;
-  if (
-    claiming && verdict.kind === "wait" && verdict.reason === "spacing" &&
-    lastDispatchMs !== null && lastDispatchMs > now
-  ) {
-    await clampLastDispatch(dir, judge);
-  }
-  if (claiming && needsClaimPass(verdict, plan)) {
-    assertPrivateLedger(dir);
-    // Dispatch and skip are made durable only from a decision taken again under the lock;
-    // a live holder of the lock makes it a short wait.
-    const locked = await withDispatchLock(
-      dir,
-      judge,
-      CHECK_LOCK_PATIENCE_MS,
-      () => claimPass(req, plan.token),
-    );
-    if ("busy" in locked) {
-      return { verdict: { kind: "wait", until: Date.now() + LOCK_RETRY_MS, reason: "locked" } };
-    }
-    return locked.done;
-  }
-  if (claiming && verdict.kind === "stop" && verdict.reason === "claimed") {
-    await recoverClaim(dir, key, judge, note);
-  }
-  return { verdict };
+  if (!req.claim || first.situation.mode === "dry-run") return { verdict };
+  const claim: typeof import("./claim.ts") = await import(CLAIM_MODULE);
+  return await claim.claimAfterFirstLook(req, first.situation, verdict);
 }
