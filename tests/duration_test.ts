@@ -1,5 +1,5 @@
 import { assertEquals, assertThrows } from "./assert.ts";
-import { formatAge, parseDuration } from "../src/time.ts";
+import { formatAge, isoTime, parseDuration } from "../src/time.ts";
 import { UsageError } from "../src/errors.ts";
 
 Deno.test("parseDuration", async (t) => {
@@ -27,4 +27,33 @@ Deno.test("formatAge", () => {
   assertEquals(formatAge(3 * 3_600_000), "3h");
   assertEquals(formatAge(9 * 86_400_000), "9d");
   assertEquals(formatAge(-5), "0s");
+});
+
+Deno.test("isoTime writes what Date's toISOString writes", () => {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const edges = [
+    0,
+    1,
+    999,
+    86_399_999,
+    Date.UTC(2000, 1, 29, 23, 59, 59, 999), // a leap day of a century divisible by 400
+    Date.UTC(2100, 1, 28, 12),
+    Date.UTC(2100, 2, 1), // 2100 is no leap year
+    Date.UTC(2024, 1, 29),
+    Date.UTC(2026, 11, 31, 23, 59, 59, 999),
+    Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    Date.UTC(10000, 0, 1), // Date's six-digit year from here
+    1.7, // the fraction is dropped
+    1_796_109_917_608.9,
+    -1, // before 1970: Date's own
+    -62_198_755_200_000,
+  ];
+  for (const ms of edges) assertEquals(isoTime(ms), iso(ms), `${ms}`);
+  let seed = 42;
+  for (let i = 0; i < 100_000; i++) {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    const ms = Math.floor((seed / 2_147_483_648) * Date.UTC(9999, 11, 31));
+    assertEquals(isoTime(ms), iso(ms));
+  }
+  assertThrows(() => isoTime(NaN), RangeError);
 });

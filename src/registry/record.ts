@@ -7,7 +7,7 @@ import type { HostIdentity, ProcessIdentity } from "../identity/identity.ts";
 import { identityOf } from "../identity/identity.ts";
 import { isValidPid } from "../identity/pid.ts";
 import type { ProcessInfo } from "../process/types.ts";
-import { isoOrNull, parseTime } from "../time.ts";
+import { isoOrNull, isoTime, parseTime } from "../time.ts";
 import type { Owner } from "./owner.ts";
 import { sessionIdOf } from "./session_id.ts";
 
@@ -237,7 +237,7 @@ export function buildRecord(input: RecordInput): SessionRecord {
     session_id: sessionIdOf(owner, flags.sessionId, env),
     cwd: input.cwd,
     tmux_pane: env("TMUX_PANE") ?? null,
-    registered_at: new Date(input.now).toISOString(),
+    registered_at: isoTime(input.now),
     registrar: input.registrar,
     ...NO_LIFECYCLE,
     model: flags.model || env("ROSTER_MODEL") || null,
