@@ -5,7 +5,7 @@
  */
 import { RosterError, UsageError } from "../errors.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
-import { holdSession, hostDirName, readRows, type Row } from "../registry/mod.ts";
+import { forEachRow, holdSession, hostDirName, type Row, sortRows } from "../registry/mod.ts";
 import { parseTime } from "../time.ts";
 import { appendAudit } from "./audit.ts";
 import {
@@ -88,7 +88,12 @@ export function buildPlan(
 
 /** The registry row of `pid`: this host's when several hosts have one. */
 function findRow(home: string, host: string, judge: LivenessJudge, pid: number): Row {
-  const rows = readRows(home, judge).filter((r) => r.session_pid === pid);
+  // Streamed, and only this pid's rows kept: memory follows its records, not the store's.
+  const rows: Row[] = [];
+  forEachRow(home, judge, (r) => {
+    if (r.session_pid === pid) rows.push(r);
+  });
+  sortRows(rows);
   let here = rows.filter((r) => r.host === host || r.host === hostDirName(host));
   // The pid's current record and ended ones moved aside: the one a restore looks for is
   // the newest ended row that is neither parked nor resumed (rows come newest first).

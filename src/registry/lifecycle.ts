@@ -87,25 +87,3 @@ export function endedName(pid: number, registeredAt: string | null, salt: string
   const t = registeredAt === null ? null : parseTime(registeredAt);
   return `${pid}.${(t ?? 0).toString(36)}${salt}.json`;
 }
-
-/**
- * Fills each row's `predecessor` from the rows that name it as their successor (same host,
- * same pid, and the same start token when the link has one): the chain `list` shows.
- */
-export function linkChain(rows: Row[]): Row[] {
-  const byPid = new Map<string, Row>();
-  for (const r of rows) {
-    if (r.session_pid !== null && r.host !== null && !r.malformed) {
-      byPid.set(`${r.host}\0${r.session_pid}\0${r.start_token}`, r);
-      byPid.set(`${r.host}\0${r.session_pid}\0*`, r);
-    }
-  }
-  for (const old of rows) {
-    const next = old.successor;
-    if (!next || old.host === null) continue;
-    const succ = byPid.get(`${old.host}\0${next.pid}\0${next.start_token ?? "*"}`);
-    if (succ === undefined || succ === old) continue;
-    succ.predecessor = { pid: old.session_pid!, session_id: old.session_id, path: old.path };
-  }
-  return rows;
-}

@@ -5,6 +5,6 @@
  * allows no other import of the registry from outside it, below cli).
  */
 export { hostDirName } from "./layout.ts";
-export type { Row } from "./row.ts";
+export { type Row, sortRows } from "./row.ts";
 export { holdSession } from "./store.ts";
-export { forEachRow, readRows } from "./scan.ts";
+export { forEachRow } from "./scan.ts";

@@ -19,7 +19,7 @@ export type Row =
     malformed: boolean;
     /** For malformed rows, what is wrong with the file; null otherwise. */
     detail: string | null;
-    /** The row that names this one as its successor (filled by list, see linkChain). */
+    /** The row that names this one as its successor (filled by list as rows stream). */
     predecessor?: { pid: number; session_id: string | null; path: string } | null;
   };
 

@@ -11,9 +11,9 @@ import { removeQuietly } from "../fs/write.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { pause } from "../pause.ts";
 import { dirHost, hostDirPath, STORED_NAME, TEMP_NAME } from "./layout.ts";
-import { linkChain, pruneAction } from "./lifecycle.ts";
+import { pruneAction } from "./lifecycle.ts";
 import type { SessionLink } from "./record.ts";
-import { type Row, sortRows } from "./row.ts";
+import type { Row } from "./row.ts";
 import { type Entry, entryOf, listHostDirs, openStore, toRow } from "./store.ts";
 import { rewriteSweep } from "./sweep.ts";
 
@@ -84,13 +84,6 @@ export function* streamRows(
 /** Hands every row in the store to `fn`, one at a time, each file once, judged at read time. */
 export function forEachRow(home: string, judge: LivenessJudge, fn: (row: Row) => void) {
   for (const row of streamRows(home, judge)) fn(row);
-}
-
-/** Every row in the store, newest first, linked (for the few callers that want them all). */
-export function readRows(home: string, judge: LivenessJudge): Row[] {
-  const rows: Row[] = [];
-  for (const row of streamRows(home, judge)) rows.push(row);
-  return linkChain(sortRows(rows));
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Scale: stores far larger than any host should hold still list and prune completely (no
- * stack overflow past ~130,000 rows, no lost list of what was removed), in memory bounded by a
+ * stack overflow past ~130,000 rows, no lost list of what was removed), and every reader of the
+ * whole store (doctor, continuation-plan, wait --session-id too) runs in memory bounded by a
  * row (each run here gets a V8 heap of 64 MiB, which a store of 150,000 rows held whole
  * overflows), and housekeeping never costs a session its registration: prune releases the
  * store lock between bounded batches.
@@ -143,6 +144,31 @@ Deno.test("scale: list and prune over 150,000 records finish and report every ro
       assertEquals(seen.length, n);
       assertEquals(seen[0], pids[n - 1]);
       assertEquals(seen[n - 1], pids[0]);
+    },
+  );
+
+  await t.step(
+    "doctor, continuation-plan and wait --session-id stream the store (they held every row)",
+    async () => {
+      const counts: string[] = [];
+      const doctor = await rosterCapped(["doctor", "--home", home.path], (line) => {
+        if (line.startsWith("store ")) counts.push(line);
+      });
+      assertEquals(doctor.code, 0, doctor.stderr.slice(0, 2000));
+      assertEquals(counts, [`store       0 alive, ${n} dead, 0 unknown (0 malformed)`]);
+      // The plan finds the pid's one row among them all, then refuses it for what it lacks.
+      const plan = await rosterCapped(
+        ["continuation-plan", "--session", String(pids[0]), "--key", "k1", "--home", home.path],
+        () => {},
+      );
+      assertEquals(plan.code, 2, plan.stderr.slice(0, 2000));
+      assert(/no session id and no tmux pane/.test(plan.stderr), plan.stderr.slice(0, 2000));
+      const wait = await rosterCapped(
+        ["wait", "--session-id", "nobody", "--timeout", "1s", "--home", home.path],
+        () => {},
+      );
+      assertEquals(wait.code, 3, wait.stderr.slice(0, 2000));
+      assertEquals(wait.stderr, "roster: No live session with --session-id nobody on this host\n");
     },
   );
 

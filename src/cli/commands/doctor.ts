@@ -13,7 +13,7 @@ import { modeOf } from "../../continuation/schema.ts";
 import { waitMechanism } from "../../process/exit_wait.ts";
 import { denoEnv, resolveHome } from "../../registry/home.ts";
 import { placeDirName } from "../../registry/layout.ts";
-import { readRows } from "../../registry/scan.ts";
+import { forEachRow } from "../../registry/scan.ts";
 import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
@@ -128,10 +128,10 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
   // The reader is careful with every file (a hostile one is a malformed row), so a home with
   // a problem is still counted.
   if (exists && homeProblem !== "not a directory") {
-    for (const row of readRows(resolved.path, judge)) {
+    forEachRow(resolved.path, judge, (row) => {
       store[row.liveness]++;
       if (row.malformed) store.malformed++;
-    }
+    });
   }
   if (store.malformed > 0) {
     problems.push({

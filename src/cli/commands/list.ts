@@ -148,9 +148,10 @@ export function jsonElement(row: unknown, depth = 1): string {
 }
 
 /**
- * The predecessor links `list` shows (registry/lifecycle.ts's linkChain), found while the
- * rows stream: the rows that name a successor are noted (few: resumed sessions), and a shown
- * row that is one of their successors gets its predecessor as it is printed.
+ * The predecessor links `list` shows (same host, same pid, and the same start token when the
+ * link has one), found while the rows stream: the rows that name a successor are noted (few:
+ * resumed sessions), and a shown row that is one of their successors gets its predecessor as
+ * it is printed.
  */
 class Links {
   readonly #byPid = new Map<

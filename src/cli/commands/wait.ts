@@ -7,7 +7,8 @@ import { EXIT } from "../../exit.ts";
 import { RosterError, UsageError } from "../../errors.ts";
 import { parsePid } from "../../identity/pid.ts";
 import { type ExitWatch, waitMechanism, watchExit } from "../../process/exit_wait.ts";
-import { readRows } from "../../registry/scan.ts";
+import type { Row } from "../../registry/row.ts";
+import { streamRows } from "../../registry/scan.ts";
 import { readRecordRow } from "../../registry/store.ts";
 import { parseDuration } from "../../time.ts";
 import type { Parsed } from "../args.ts";
@@ -43,10 +44,11 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const watches: ExitWatch[] = [];
   const ended = new Set<number>();
   if (sessionId !== undefined) {
-    const rows = readRows(ctx.home, judge).filter((r) =>
-      r.session_id === sessionId && r.host === ctx.host && r.session_pid !== null &&
-      r.liveness === "alive"
-    );
+    // Streamed: a row whose session id differs is passed over before it is judged.
+    const rows: Row[] = [];
+    for (const r of streamRows(ctx.home, judge, (f) => f.session_id === sessionId)) {
+      if (r.host === ctx.host && r.session_pid !== null && r.liveness === "alive") rows.push(r);
+    }
     if (rows.length === 0) {
       throw new NoSessionError(`No live session with --session-id ${sessionId} on this host`);
     }
