@@ -15,10 +15,10 @@
 import { linuxBackend, parseStat } from "../src/process/linux.ts";
 import { placeDirName } from "../src/registry/layout.ts";
 import { V8_FLAGS } from "./build.ts";
+import { buildFloors } from "./floor/floors.ts";
 import { median } from "./stats.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
-const FLOOR_SRC = new URL("./floor/", import.meta.url).pathname;
 /** Live processes behind "alive" records: half the store, at most this many. */
 const ALIVE_CAP = 5_000;
 const CONCURRENT = 200;
@@ -266,31 +266,6 @@ function writeRecords(home: string, alive: number[], dead: number[]) {
       mode: 0o600,
     });
   }
-}
-
-/** Builds the floor programs; null (and why) where there is no C compiler. */
-async function buildFloors(
-  out: string,
-): Promise<{ list: string; prune: string; sleepers: string; cputime: string } | string> {
-  const cc = Deno.env.get("CC") ?? "cc";
-  for (const name of ["list", "prune", "sleepers", "cputime"]) {
-    try {
-      const r = await new Deno.Command(cc, {
-        args: ["-O2", "-o", `${out}/${name}`, `${FLOOR_SRC}${name}.c`],
-        stdout: "null",
-        stderr: "piped",
-      }).output();
-      if (!r.success) return `${cc} failed: ${new TextDecoder().decode(r.stderr).trim()}`;
-    } catch {
-      return `no C compiler (${cc})`;
-    }
-  }
-  return {
-    list: `${out}/list`,
-    prune: `${out}/prune`,
-    sleepers: `${out}/sleepers`,
-    cputime: `${out}/cputime`,
-  };
 }
 
 const fmt = (x: number, digits = 1) => x.toFixed(digits);

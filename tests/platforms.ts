@@ -72,6 +72,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/reliability/load_test.ts": "spawns sleep by the hundred",
   "tests/reliability/permissions_test.ts": "POSIX owners and modes",
   "tests/scripts/build_test.ts": "runs scripts/build.ts with Unix paths",
+  "tests/scripts/floor_test.ts": "the floors are C and libc calls over Linux's /proc",
   "tests/cli/startup_test.ts": "watches each call with strace",
   "tests/scripts/install_test.ts": "scripts/install.sh is POSIX sh",
   "tests/scripts/launcher_test.ts": "scripts/deno is POSIX sh",

@@ -55,7 +55,8 @@ static int string_field(const char *text, const char *key, char *out, size_t siz
   return 1;
 }
 
-/* 1 alive (start token matches), 0 dead (gone, zombie or another start token). */
+/* 1 alive (the start token is /proc/<pid>/stat's field 22, starttime), 0 dead (gone, zombie or
+ * another start token). */
 static int alive(const char *proc, long pid, const char *token) {
   char path[64], stat[1024];
   snprintf(path, sizeof path, "%s/%ld/stat", proc, pid);
@@ -68,10 +69,17 @@ static int alive(const char *proc, long pid, const char *token) {
   char *p = strrchr(stat, ')');
   if (!p || p[1] != ' ') return 0;
   char state = p[2];
-  if (state == 'Z' || state == 'X') return 0;
-  /* starttime is field 22; after ") " the state is field 3. */
-  for (int field = 3; field < 22 && p; field++) p = strchr(p + 1, ' ');
-  if (!p) return 0;
-  size_t len = strcspn(p + 1, " ");
-  return strlen(token) == len && strncmp(p + 1, token, len) == 0;
+  /* Zombie, or dead (X, and x on Linux 2.6.33 to 3.13): as roster's isDeadState. */
+  if (state == 'Z' || state == 'X' || state == 'x') return 0;
+  /* Field 3 (the state) starts at p + 2, and each space ends a field: after the loop, q is
+   * the start of field 22, starttime. (Counting spaces from the ')' instead, as this loop once
+   * did, lands one field early, on itrealvalue, and calls every live process dead.) */
+  const char *q = p + 2;
+  for (int field = 3; field < 22 && q; field++) {
+    q = strchr(q, ' ');
+    if (q) q++;
+  }
+  if (!q) return 0;
+  size_t len = strcspn(q, " ");
+  return strlen(token) == len && strncmp(q, token, len) == 0;
 }
