@@ -2,7 +2,10 @@
  * `deno task bench`: roster against its floors, every figure a ratio to a floor measured in
  * the same run: start-up against a hello world started the same way, `list` and `prune`
  * against small C programs (scripts/floor/*.c, built here with the system compiler) that read
- * the same files and /proc entries, `register` in a big store against a store of one record,
+ * the same files and /proc entries, and against the same calls made from Deno through FFI
+ * (scripts/floor/*_ffi.ts: the runtime's own floor), each floor checked to judge the store as
+ * roster does (a floor that disagrees is reported invalid, not as a ratio), `register` in a
+ * big store against a store of one record,
  * and peak memory at 100,000 records against 1,000. Timings are medians of interleaved runs,
  * so a noisy machine moves roster and its floor together: compare ratios, not times. Each run
  * goes through scripts/floor/cputime.c, and the figures are CPU time (user + system, from
@@ -15,7 +18,7 @@
 import { linuxBackend, parseStat } from "../src/process/linux.ts";
 import { placeDirName } from "../src/registry/layout.ts";
 import { V8_FLAGS } from "./build.ts";
-import { buildFloors } from "./floor/floors.ts";
+import { aliveCount, buildFloors, ffiFloor, recordNames, stdoutOf } from "./floor/floors.ts";
 import { median } from "./stats.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -287,6 +290,68 @@ async function main() {
     rows.push(`| ${cells.join(" | ")} |`);
     console.error(`bench: ${cells.join("  ")}`); // progress: a full run takes minutes
   };
+  /** A floor that judged the store otherwise than roster: said once; its ratios withheld. */
+  const invalid = (why: string) => {
+    const line = `invalid floor: ${why}; its ratios are not reported`;
+    console.error(`bench: ${line}`);
+    notes.push(line);
+  };
+  const INVALID = "invalid: the floor disagrees with roster";
+  /**
+   * The rows of one per-record case (cases `name` and `empty` for roster, `c`/`cEmpty` and
+   * `ffi`/`ffiEmpty` for the floors): roster against the C floor (the target's ratio), the Deno
+   * FFI floor against the C floor (the runtime's own cost for the same calls), and roster
+   * against the FFI floor (what roster's own JavaScript adds). `ok.c` is null without a C
+   * compiler, else whether the C floor agreed with roster; `ok.ffi` likewise.
+   */
+  const compareFloors = (
+    t: Timings,
+    size: number,
+    label: string,
+    detail: string,
+    [name, empty]: [string, string],
+    ok: { c: boolean | null; ffi: boolean; target: number | null },
+  ) => {
+    const per = (a: string, aEmpty: string) => ((t.get(a)! - t.get(aEmpty)!) * 1000) / size;
+    const wallRatio = (a: string, aEmpty: string, b: string, bEmpty: string) =>
+      ratio((t.wall(a) - t.wall(aEmpty)) / (t.wall(b) - t.wall(bEmpty)));
+    const us = per(name, empty);
+    const ffiUs = per("ffi", "ffiEmpty");
+    const target = ok.target === null ? "" : `<= ${ok.target.toFixed(1)}x`;
+    if (ok.c === null) {
+      row(`${label} (${detail}), per record`, `${fmt(us)} us`, "", "", "", target, "");
+    } else {
+      const cUs = per("c", "cEmpty");
+      row(
+        `${label} (${detail}), per record`,
+        `${fmt(us)} us`,
+        `${fmt(cUs)} us`,
+        ok.c ? ratio(us / cUs) : "invalid",
+        ok.c ? wallRatio(name, empty, "c", "cEmpty") : "",
+        target,
+        !ok.c ? INVALID : ok.target === null ? "" : verdict(us / cUs, ok.target),
+      );
+      const both = ok.c && ok.ffi;
+      row(
+        `${label}: the Deno FFI floor against the C floor, per record`,
+        `${fmt(ffiUs)} us`,
+        `${fmt(cUs)} us`,
+        both ? ratio(ffiUs / cUs) : "invalid",
+        both ? wallRatio("ffi", "ffiEmpty", "c", "cEmpty") : "",
+        "",
+        both ? "" : INVALID,
+      );
+    }
+    row(
+      `${label}: roster against the Deno FFI floor, per record`,
+      `${fmt(us)} us`,
+      `${fmt(ffiUs)} us`,
+      ok.ffi ? ratio(us / ffiUs) : "invalid",
+      ok.ffi ? wallRatio(name, empty, "ffi", "ffiEmpty") : "",
+      "",
+      ok.ffi ? "" : INVALID,
+    );
+  };
   try {
     Deno.mkdirSync(`${work}/bin`);
     const floors = await buildFloors(`${work}/bin`);
@@ -383,12 +448,14 @@ async function main() {
       stores.set(size, home);
     }
 
-    // ---- list --all --json, per record against the C floor ---------------------------------
+    // ---- list --all --json, per record against the C floor and the Deno FFI floor ---------
     for (const size of sizes) {
       const home = stores.get(size)!;
       const cases: Case[] = [
         { name: "empty", cmd: roster("list", "--all", "--json", "--home", emptyHome) },
         { name: "list", cmd: roster("list", "--all", "--json", "--home", home) },
+        { name: "ffiEmpty", cmd: ffiFloor("list", hostDir(emptyHome)) },
+        { name: "ffi", cmd: ffiFloor("list", hostDir(home)) },
       ];
       if (typeof floors !== "string") {
         cases.push({ name: "cEmpty", cmd: [floors.list, hostDir(emptyHome)] });
@@ -398,29 +465,25 @@ async function main() {
         cases,
         size >= 100_000 ? Math.min(opts.bigRuns, 3) : opts.bigRuns,
       );
-      const us = ((t.get("list")! - t.get("empty")!) * 1000) / size;
-      if (typeof floors === "string") {
-        row(
-          `\`list --all --json\`, ${n(size)} records, per record`,
-          `${fmt(us)} us`,
-          "",
-          "",
-          "",
-          "",
-        );
-        continue;
-      }
-      const cUs = ((t.get("c")! - t.get("cEmpty")!) * 1000) / size;
-      const target = size >= 10_000 ? "<= 2.0x" : "";
-      row(
-        `\`list --all --json\`, ${n(size)} records (${n(aliveFor(size))} alive), per record`,
-        `${fmt(us)} us`,
-        `${fmt(cUs)} us`,
-        ratio(us / cUs),
-        ratio((t.wall("list") - t.wall("empty")) / (t.wall("c") - t.wall("cEmpty"))),
-        target,
-        target ? verdict(us / cUs, 2.0) : "",
+      const label = `\`list --all --json\`, ${n(size)} records`;
+      // A floor must call alive what roster calls alive: one run of each, outside the timings.
+      const rosterAlive = aliveCount(
+        await stdoutOf(roster("list", "--all", "--json", "--home", home)),
       );
+      const agrees = async (floor: string, cmd: Cmd) => {
+        const alive = aliveCount(await stdoutOf(cmd));
+        if (alive === rosterAlive) return true;
+        invalid(`${floor} (${label}) calls ${n(alive)} records alive, roster ${n(rosterAlive)}`);
+        return false;
+      };
+      const ffiOk = await agrees("the Deno FFI list floor", ffiFloor("list", hostDir(home)));
+      const cOk = typeof floors !== "string" &&
+        await agrees("the C list floor", [floors.list, hostDir(home)]);
+      compareFloors(t, size, label, `${n(aliveFor(size))} alive`, ["list", "empty"], {
+        c: typeof floors === "string" ? null : cOk,
+        ffi: ffiOk,
+        target: size >= 10_000 ? 2.0 : null,
+      });
     }
 
     // ---- list printing nothing: every row filtered out --------------------------------------
@@ -468,15 +531,15 @@ async function main() {
       }
     }
 
-    // ---- prune at 10,000 records, half dead, per record against the C floor ----------------
+    // ---- prune at 10,000 records, half dead, per record against the C and Deno FFI floors --
     {
       const size = 10_000;
       const alive = aliveAll.slice(0, size / 2);
       const dead = deadAll.slice(0, size / 2);
       const home = `${work}/prune`;
       const cHome = `${work}/prune-c`;
-      writeRecords(home, alive, dead);
-      writeRecords(cHome, alive, dead);
+      const ffiHome = `${work}/prune-ffi`;
+      for (const h of [home, cHome, ffiHome]) writeRecords(h, alive, dead);
       const deadBytes = dead.map((pid, i) => [pid, encoder.encode(record(pid, "1", i))] as const);
       const restore = (h: string) => () => {
         for (const [pid, bytes] of deadBytes) {
@@ -486,32 +549,38 @@ async function main() {
       const cases: Case[] = [
         { name: "empty", cmd: roster("prune", "--home", emptyHome) },
         { name: "prune", cmd: roster("prune", "--home", home), before: restore(home) },
+        { name: "ffiEmpty", cmd: ffiFloor("prune", hostDir(emptyHome)) },
+        { name: "ffi", cmd: ffiFloor("prune", hostDir(ffiHome)), before: restore(ffiHome) },
       ];
       if (typeof floors !== "string") {
         cases.push({ name: "cEmpty", cmd: [floors.prune, hostDir(emptyHome)] });
         cases.push({ name: "c", cmd: [floors.prune, hostDir(cHome)], before: restore(cHome) });
       }
       const t = await interleaved(cases, opts.bigRuns);
-      const us = ((t.get("prune")! - t.get("empty")!) * 1000) / size;
-      if (typeof floors !== "string") {
-        const cUs = ((t.get("c")! - t.get("cEmpty")!) * 1000) / size;
-        row(
-          "`prune`, 10,000 records (half dead), per record",
-          `${fmt(us)} us`,
-          `${fmt(cUs)} us`,
-          ratio(us / cUs),
-          ratio((t.wall("prune") - t.wall("empty")) / (t.wall("c") - t.wall("cEmpty"))),
-          "<= 2.0x",
-          verdict(us / cUs, 2.0),
+      // After the last round every store has been pruned: a floor must have kept exactly what
+      // roster kept (the live half), or its later runs removed fewer records than the bench
+      // divides by.
+      const label = "`prune`, 10,000 records";
+      const kept = recordNames(hostDir(home));
+      const live = alive.map((pid) => `${pid}.json`).sort();
+      if (kept.join() !== live.join()) {
+        notes.push(`roster's prune kept ${n(kept.length)} records of the ${n(live.length)} live`);
+      }
+      const agrees = (floor: string, h: string) => {
+        const floorKept = recordNames(hostDir(h));
+        if (floorKept.join() === kept.join()) return true;
+        const missing = kept.filter((name) => !floorKept.includes(name)).length;
+        invalid(
+          `${floor} (${label}) kept ${n(floorKept.length)} records, roster ${n(kept.length)} ` +
+            `(${n(missing)} of roster's missing)`,
         );
-      } else {row(
-          "`prune`, 10,000 records (half dead), per record",
-          `${fmt(us)} us`,
-          "",
-          "",
-          "",
-          "",
-        );}
+        return false;
+      };
+      compareFloors(t, size, label, "half dead", ["prune", "empty"], {
+        c: typeof floors === "string" ? null : agrees("the C prune floor", cHome),
+        ffi: agrees("the Deno FFI prune floor", ffiHome),
+        target: 2.0,
+      });
     }
 
     // ---- peak memory -------------------------------------------------------------------------
