@@ -76,7 +76,7 @@ const dentsView = new DataView(dents.buffer);
 export const name = new Uint8Array(256);
 export let nameLength = 0;
 export let pidDigits = 0;
-/** The current record's bytes (NUL-terminated) and length. */
+/** The current record's bytes (NUL-terminated) and length (Dir.nextRecord fills them). */
 export const record = new Uint8Array(MAX_RECORD + 1);
 export let recordLength = 0;
 const st = new Uint8Array(256);
@@ -91,19 +91,42 @@ const statSuffix = encoder.encode("/stat\0");
 const tokenKey = encoder.encode('"start_token":');
 const uid = lib.getuid();
 
+/**
+ * The programs' arguments, `<host-dir> [proc-root]`: the host directory opened, and /proc's
+ * place noted; exits 2 without a directory.
+ */
+export function hostDirFromArgs(): Dir {
+  const [path, proc] = Deno.args;
+  if (path === undefined) Deno.exit(2);
+  if (proc !== undefined) procPrefix = encoder.encode(`${proc}/`);
+  return new Dir(path);
+}
+
 /** A directory read entry by entry (getdents64), as opendir/readdir do. */
 export class Dir {
   readonly fd: number;
   #filled = 0;
   #at = 0;
 
-  constructor(path: string) {
+  constructor(readonly path: string) {
     this.fd = lib.open(cString(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (this.fd < 0) throw new Error(`Cannot open ${path}`);
   }
 
+  /**
+   * The next record read into `record`, its name in `name` (list.c's loop: record_pid, then
+   * read_record); false at the end.
+   */
+  nextRecord(): boolean {
+    for (;;) {
+      const pid = this.#next();
+      if (pid === -1) return false;
+      if (pid !== 0 && readRecord(this.fd)) return true;
+    }
+  }
+
   /** The next entry's record pid (into `name`), 0 for a name that is not a record's; -1 at the end. */
-  next(): number {
+  #next(): number {
     if (this.#at >= this.#filled) {
       this.#filled = lib.getdents64(this.fd, dents, DENTS_COUNT);
       this.#at = 0;
@@ -133,13 +156,8 @@ export class Dir {
   }
 }
 
-/** Where alive() reads /proc (the C floors' optional second argument). */
-export function useProc(root: string): void {
-  procPrefix = encoder.encode(`${root}/`);
-}
-
 /** floor.h's read_record: the current entry read into `record`; false where it is refused. */
-export function readRecord(dirFd: number): boolean {
+function readRecord(dirFd: number): boolean {
   const fd = lib.openat(dirFd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
   let n = -1;
@@ -186,7 +204,7 @@ function startToken(): [number, number] | null {
 }
 
 /**
- * floor.h's alive() for the current record (after readRecord): its pid alive with its start
+ * floor.h's alive() for the current record (after Dir.nextRecord): its pid alive with its start
  * token as /proc/<pid>/stat's field 22.
  */
 export function alive(): boolean {

@@ -7,27 +7,21 @@
 import {
   alive,
   bytes,
-  Dir,
+  hostDirFromArgs,
   name,
   nameLength,
   Out,
-  readRecord,
   record,
   recordLength,
-  useProc,
 } from "./floor_ffi.ts";
 
-const [dirPath, proc] = Deno.args;
-if (dirPath === undefined) Deno.exit(2);
-if (proc !== undefined) useProc(proc);
-const dir = new Dir(dirPath);
+const dir = hostDirFromArgs();
 const out = new Out();
-const aliveLine = bytes(`"liveness": "alive", "path": "${dirPath}/`);
-const deadLine = bytes(`"liveness": "dead", "path": "${dirPath}/`);
+const aliveLine = bytes(`"liveness": "alive", "path": "${dir.path}/`);
+const deadLine = bytes(`"liveness": "dead", "path": "${dir.path}/`);
 const lineEnd = bytes('"\n');
 out.bytes(bytes("[\n"));
-for (let pid = dir.next(); pid !== -1; pid = dir.next()) {
-  if (pid === 0 || !readRecord(dir.fd)) continue;
+while (dir.nextRecord()) {
   const live = alive();
   out.bytes(record, recordLength);
   out.bytes(live ? aliveLine : deadLine);

@@ -7,30 +7,24 @@
 import {
   alive,
   bytes,
-  Dir,
+  hostDirFromArgs,
   lockExclusive,
   name,
   nameLength,
   Out,
   pidDigits,
-  readRecord,
   unlinkCurrent,
-  useProc,
 } from "./floor_ffi.ts";
 
-const [dirPath, proc] = Deno.args;
-if (dirPath === undefined) Deno.exit(2);
-if (proc !== undefined) useProc(proc);
-const dir = new Dir(dirPath);
+const dir = hostDirFromArgs();
 lockExclusive(dir.fd);
 const out = new Out();
 const indent = bytes("  ");
-const dead = bytes(`  dead  ${dirPath}/`);
+const dead = bytes(`  dead  ${dir.path}/`);
 const newline = bytes("\n");
 let removed = 0;
 let kept = 0;
-for (let pid = dir.next(); pid !== -1; pid = dir.next()) {
-  if (pid === 0 || !readRecord(dir.fd)) continue;
+while (dir.nextRecord()) {
   if (alive()) {
     kept++;
   } else if (unlinkCurrent(dir.fd)) {
