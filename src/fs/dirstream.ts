@@ -46,9 +46,16 @@ export function decodeStrict(bytes: Uint8Array): string {
 }
 /** One buffer for every read: a store of 100,000 records must not allocate one each. */
 let shared = new Uint8Array(64 * 1024 + 1);
+let sized = shared;
 function buffer(size: number): Uint8Array {
+  if (sized.length === size) return sized;
   if (shared.length < size) shared = new Uint8Array(size);
-  return shared.subarray(0, size);
+  return sized = shared.subarray(0, size);
+}
+
+/** A careful read's refusal, dated by the file. */
+function refused(problem: string, mtimeMs: number | null): FileResult<string> {
+  return { ok: false, problem, mtimeMs };
 }
 
 /** Opens `path` for reading entry by entry; throws Deno's errors (FilesystemLoop for a link). */
@@ -72,30 +79,26 @@ function libcStream(path: string, c: NonNullable<ReturnType<typeof libc>>): DirS
       }
       try {
         const st = c.fstat(fd);
-        if (st === null) return { ok: false, problem: "cannot stat", mtimeMs: null };
-        const bad = (problem: string): FileResult<string> => ({
-          ok: false,
-          problem,
-          mtimeMs: st.mtimeMs,
-        });
-        if (!st.isFile) return bad("not a regular file");
-        if (st.size > maxBytes) return bad(`larger than ${maxBytes} bytes`);
-        if (uid !== null && st.uid !== uid) return bad("owned by another user");
-        if ((st.mode & 0o022) !== 0) return bad("writable by group or others");
+        if (st === null) return refused("cannot stat", null);
+        if (!st.isFile) return refused("not a regular file", st.mtimeMs);
+        if (st.size > maxBytes) return refused(`larger than ${maxBytes} bytes`, st.mtimeMs);
+        if (uid !== null && st.uid !== uid) return refused("owned by another user", st.mtimeMs);
+        if ((st.mode & 0o022) !== 0) return refused("writable by group or others", st.mtimeMs);
         const buf = buffer(maxBytes + 1);
+        // The first read into the whole buffer (no view made for it): a record is one read.
         let off = 0;
         while (off < buf.length) {
-          const n = c.read(fd, buf.subarray(off));
-          if (n < 0) return bad(`cannot read: error ${-n}`);
+          const n = c.read(fd, off === 0 ? buf : buf.subarray(off));
+          if (n < 0) return refused(`cannot read: error ${-n}`, st.mtimeMs);
           if (n === 0) break;
           off += n;
           if (off >= st.size && off < buf.length) break;
         }
-        if (off > maxBytes) return bad(`larger than ${maxBytes} bytes`);
+        if (off > maxBytes) return refused(`larger than ${maxBytes} bytes`, st.mtimeMs);
         try {
           return { ok: true, value: decodeStrict(buf.subarray(0, off)), mtimeMs: st.mtimeMs };
         } catch {
-          return bad("not valid UTF-8");
+          return refused("not valid UTF-8", st.mtimeMs);
         }
       } finally {
         c.close(fd);

@@ -65,6 +65,14 @@ export function judgeLiveness(
   probe: () => Probe,
   compareTokens: (recorded: string, current: string) => TokenMatch,
 ): Verdict {
+  return placeVerdict(identity, here) ?? processVerdict(identity, probe(), compareTokens);
+}
+
+/**
+ * Pure, judgeLiveness's first half: the verdict where `identity` is not of this host, pid
+ * namespace or boot; null where a probe of its pid must say.
+ */
+export function placeVerdict(identity: ProcessIdentity, here: HostIdentity): Verdict | null {
   // Another host: by name, or the same name on another machine: its pids mean nothing here,
   // and neither do those of another pid namespace (a container sharing the home, a sandbox).
   if (identity.host !== here.host || differ(identity.machine_id, here.machineId)) {
@@ -72,7 +80,15 @@ export function judgeLiveness(
   }
   if (differ(identity.pid_ns, here.pidNs)) return { liveness: "unknown", reason: "other-pid-ns" };
   if (differ(identity.boot_id, here.bootId)) return { liveness: "dead", reason: "rebooted" };
-  const p = probe();
+  return null;
+}
+
+/** Pure, judgeLiveness's second half: what the probe of a pid of this host says of `identity`. */
+export function processVerdict(
+  identity: ProcessIdentity,
+  p: Probe,
+  compareTokens: (recorded: string, current: string) => TokenMatch,
+): Verdict {
   if (p.kind !== "exists" || p.info.zombie) return probeVerdict(p)!;
   if (identity.start_token === null) {
     // With no token the pid is all there is: a thread id holding it is not the process.
@@ -111,6 +127,7 @@ const PROBE_CACHE_LIMIT = 4096;
 /** Judges many identities against one backend, probing each pid at most once per call. */
 export class LivenessJudge {
   readonly #probes = new Map<number, Probe>();
+  readonly #compare = (a: string, b: string) => this.backend.compareTokens(a, b);
   /**
    * `declared`: the session ids the caller's harness declares to it (its own session and the
    * ones it runs inside), for ownSessionVerdict.
@@ -123,12 +140,9 @@ export class LivenessJudge {
 
   /** The verdict on `identity`; `fresh` probes again rather than reuse this call's answer. */
   verdict(identity: ProcessIdentity & { session_id?: string | null }, fresh = false): Verdict {
-    const judged = judgeLiveness(
-      identity,
-      this.here,
-      () => this.probe(identity.session_pid, fresh),
-      (a, b) => this.backend.compareTokens(a, b),
-    );
+    // judgeLiveness's two halves called directly: no closures made per record.
+    const judged = placeVerdict(identity, this.here) ??
+      processVerdict(identity, this.probe(identity.session_pid, fresh), this.#compare);
     return ownSessionVerdict(judged, identity.session_id, this.declared);
   }
 

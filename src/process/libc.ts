@@ -127,9 +127,15 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
   };
   // errno as read back after a failed call; never 0, so a failure never reads as fd 0 (a
   // clobbered errno is UNKNOWN_ERRNO and callers ask Deno's calls instead).
+  // The location is the calling thread's, and every call of this isolate runs on one thread:
+  // looked up once, not a call and a view per failure (`list` fails an open per dead pid).
+  let errnoView: Deno.UnsafePointerView | null | undefined;
   const errno = () => {
-    const p = s.__errno_location();
-    const e = p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
+    if (errnoView === undefined) {
+      const p = s.__errno_location();
+      errnoView = p === null ? null : new Deno.UnsafePointerView(p);
+    }
+    const e = errnoView === null ? 0 : errnoView.getInt32();
     return e > 0 ? e : UNKNOWN_ERRNO;
   };
   const empty = new Uint8Array(1);

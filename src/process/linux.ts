@@ -39,26 +39,42 @@ export function parseStat(text: string): StatFields | null {
   const pid = Number(text.slice(0, open));
   // The fields after comm, space-separated: state (3), ppid (4), ..., starttime (22). Walked
   // with indexOf rather than split(" "): this runs once per live pid `list` probes, and
-  // split built some fifty strings to keep three.
+  // split built some fifty strings to keep three. Kept: the ends of fields 3, 4, 21 and
+  // 22 (the last may end the text).
   const at = close + 2;
-  const ends: number[] = [];
-  for (let from = at; ends.length < 20;) {
-    const space = text.indexOf(" ", from);
-    if (space === -1) {
-      ends.push(text.length);
-      break;
-    }
-    ends.push(space);
+  let e0 = 0, e1 = 0, e18 = 0, e19 = 0;
+  let count = 0;
+  for (let from = at; count < 20;) {
+    let space = text.indexOf(" ", from);
+    const last = space === -1;
+    if (last) space = text.length;
+    if (count === 0) e0 = space;
+    else if (count === 1) e1 = space;
+    else if (count === 18) e18 = space;
+    else if (count === 19) e19 = space;
+    count++;
+    if (last) break;
     from = space + 1;
   }
-  if (ends.length < 20 || !Number.isSafeInteger(pid)) return null;
-  const state = text.slice(at, ends[0]);
-  const ppid = Number(text.slice(ends[0] + 1, ends[1]));
-  const starttime = text.slice(ends[18] + 1, ends[19]);
-  if (!/^[A-Za-z]$/.test(state) || !Number.isSafeInteger(ppid) || !/^\d+$/.test(starttime)) {
+  if (count < 20 || !Number.isSafeInteger(pid)) return null;
+  const ppid = Number(text.slice(e0 + 1, e1));
+  if (e0 - at !== 1 || !isAsciiLetter(text.charCodeAt(at)) || !Number.isSafeInteger(ppid)) {
     return null;
   }
-  return { pid, comm: text.slice(open + 2, close), state, ppid, starttime };
+  if (e19 === e18 + 1 || !isDigits(text, e18 + 1, e19)) return null;
+  const starttime = text.slice(e18 + 1, e19);
+  return { pid, comm: text.slice(open + 2, close), state: text[at], ppid, starttime };
+}
+
+const isAsciiLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/** Whether text[from, to) is ASCII digits only. */
+function isDigits(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 /** Parses the `btime` line of /proc/stat: boot time in epoch seconds. */

@@ -48,9 +48,11 @@ const NULL_RECORD: Readonly<{ [K in keyof SessionRecord]: null }> = {
 
 /** The row of a valid record at `path`, as judged now. */
 export function recordRow(record: SessionRecord, verdict: Verdict, path: string): Row {
+  const judged = lifecycleVerdict(record, verdict);
   return {
     ...record,
-    ...lifecycleVerdict(record, verdict),
+    liveness: judged.liveness,
+    reason: judged.reason,
     path,
     malformed: false,
     detail: null,

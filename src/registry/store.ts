@@ -21,6 +21,7 @@ import {
   placeDirName,
   placeDirNames,
   placeOf,
+  recordDirName,
   recordName,
   sessionsDir,
   STORED_NAME,
@@ -61,30 +62,40 @@ export function entryOf(
   dirName: string,
   file: FileResult<string>,
 ): Entry {
-  const bad = (problem: string): Entry => ({
-    ok: false,
-    path,
-    filePid,
-    dirName,
-    mtimeMs: file.mtimeMs,
-    problem,
-  });
-  if (!file.ok) return bad(file.problem);
+  if (!file.ok) return badEntry(path, filePid, dirName, file.mtimeMs, file.problem);
   let value: unknown;
   try {
     value = JSON.parse(file.value);
   } catch {
-    return bad("not valid JSON");
+    return badEntry(path, filePid, dirName, file.mtimeMs, "not valid JSON");
   }
   const checked = validateRecord(value, filePid);
-  if ("problem" in checked) return bad(checked.problem);
+  if ("problem" in checked) {
+    return badEntry(path, filePid, dirName, file.mtimeMs, checked.problem);
+  }
   // A record filed under another place's directory is not to be judged as that place's. The
   // layout before places (one directory per host) held every namespace's records.
   const record = checked.record;
-  if (placeDirName(placeOf(record)) !== dirName && hostDirName(record.host) !== dirName) {
-    return bad(`host differs from its directory: ${dirName}`);
+  if (recordDirName(record) !== dirName && hostDirName(record.host) !== dirName) {
+    return badEntry(
+      path,
+      filePid,
+      dirName,
+      file.mtimeMs,
+      `host differs from its directory: ${dirName}`,
+    );
   }
-  return { ok: true, path, record: checked.record, mtimeMs: file.mtimeMs };
+  return { ok: true, path, record, mtimeMs: file.mtimeMs };
+}
+
+function badEntry(
+  path: string,
+  filePid: number,
+  dirName: string,
+  mtimeMs: number | null,
+  problem: string,
+): Entry {
+  return { ok: false, path, filePid, dirName, mtimeMs, problem };
 }
 
 /**

@@ -38,6 +38,53 @@ Deno.test("parseStat", async (t) => {
     assertEquals(parseStat(`abc (bash) ${tail}`), null);
     assertEquals(parseStat(`1 (b) ${tail.replace("424242", "-5")}`), null);
   });
+  await t.step("agrees with the split-and-regex parser it replaced, on mangled lines", () => {
+    // The parser before the char-code walk, kept as the reference for what parseStat accepts.
+    const reference = (text: string) => {
+      const open = text.indexOf(" (");
+      const close = text.lastIndexOf(")");
+      if (open < 1 || close < open) return null;
+      const pid = Number(text.slice(0, open));
+      const at = close + 2;
+      const ends: number[] = [];
+      for (let from = at; ends.length < 20;) {
+        const space = text.indexOf(" ", from);
+        if (space === -1) {
+          ends.push(text.length);
+          break;
+        }
+        ends.push(space);
+        from = space + 1;
+      }
+      if (ends.length < 20 || !Number.isSafeInteger(pid)) return null;
+      const state = text.slice(at, ends[0]);
+      const ppid = Number(text.slice(ends[0] + 1, ends[1]));
+      const starttime = text.slice(ends[18] + 1, ends[19]);
+      if (!/^[A-Za-z]$/.test(state) || !Number.isSafeInteger(ppid) || !/^\d+$/.test(starttime)) {
+        return null;
+      }
+      return { pid, comm: text.slice(open + 2, close), state, ppid, starttime };
+    };
+    const base = `123 (bash) ${tail}\n`;
+    const pieces = [" ", "", "x", "(", ")", "Z", "9", "-", "\n", "0x1", "١", "  ", "1e3", "é"];
+    let seed = 11;
+    const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const lines = [base, base.trimEnd(), `${base} `, "1 (a)  S", "1 (a) S  1"];
+    let accepted = 0;
+    for (let i = 0; i < 20000; i++) {
+      let text = lines[random(lines.length)];
+      for (let k = 1 + random(3); k > 0; k--) {
+        const at = random(text.length + 1);
+        const cut = random(3);
+        text = text.slice(0, at) + pieces[random(pieces.length)] + text.slice(at + cut);
+      }
+      const parsed = parseStat(text);
+      if (parsed !== null) accepted++;
+      assertEquals(parsed, reference(text), JSON.stringify(text));
+    }
+    // Both outcomes well represented: the mangling keeps many lines parseable.
+    assert(accepted > 2000 && accepted < 18000, `${accepted} accepted`);
+  });
 });
 
 Deno.test("procMayHide reads hidepid from mountinfo", async (t) => {

@@ -3,6 +3,7 @@ import {
   buildRecord,
   NO_LIFECYCLE,
   type RecordInput,
+  recordProblem,
   validateRecord,
 } from "../../src/registry/record.ts";
 import { hostDirName } from "../../src/registry/layout.ts";
@@ -73,6 +74,78 @@ Deno.test("validateRecord", async (t) => {
     const r = validateRecord(goodRecord(43), 42);
     assert("problem" in r && r.problem.includes("differs"));
   });
+});
+
+Deno.test("validateRecord's written-out checks accept exactly what the field tables accept", () => {
+  // Values that pass or fail some field's check: every field is set to each, alone and in
+  // random pairs, and removed; the two paths must agree, and a refusal must say the tables' why.
+  const values: unknown[] = [
+    undefined,
+    null,
+    true,
+    false,
+    0,
+    1,
+    2,
+    -1,
+    4.2,
+    42,
+    43,
+    2 ** 32,
+    2 ** 53,
+    "",
+    "x",
+    "42",
+    "flag",
+    "exec",
+    "magic",
+    "x".repeat(256),
+    "x".repeat(257),
+    "x".repeat(4096),
+    "x".repeat(4097),
+    "2026-11-29T10:00:00.000Z",
+    "2026-11-29T10:00:00",
+    "2026-13-45T10:00:00Z",
+    [],
+    {},
+    [1],
+    { pid: 7, version: "v", path: "/p" },
+    { pid: 0, version: "v", path: "/p" },
+    { pid: 7, version: 1, path: "/p" },
+    { pid: 7, start_token: null, session_id: null },
+    { pid: 7, start_token: "", session_id: null },
+    { pid: 7, start_token: "1", session_id: 3 },
+    { key: "k", ledger: "/l" },
+    { key: "", ledger: "/l" },
+    { key: "k" },
+  ];
+  const names = Object.keys(goodRecord());
+  const agree = (o: Record<string, unknown>, pid: number) => {
+    const r = validateRecord(o, pid);
+    const why = recordProblem(o, pid);
+    assertEquals("problem" in r ? r.problem : null, why, JSON.stringify(o));
+  };
+  const set = (o: Record<string, unknown>, name: string, v: unknown) => {
+    if (v === undefined) delete o[name];
+    else o[name] = v;
+  };
+  let seed = 7;
+  const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  agree(goodRecord(), 42);
+  agree(goodRecord(), 43);
+  for (const name of [...names, "extra"]) {
+    for (const v of values) {
+      const o: Record<string, unknown> = goodRecord();
+      set(o, name, v);
+      agree(o, 42);
+    }
+  }
+  for (let i = 0; i < 5000; i++) {
+    const o: Record<string, unknown> = goodRecord();
+    set(o, names[random(names.length)], values[random(values.length)]);
+    set(o, names[random(names.length)], values[random(values.length)]);
+    agree(o, random(2) === 0 ? 42 : 43);
+  }
 });
 
 Deno.test("hostDirName and parseTime", async (t) => {
