@@ -17,6 +17,35 @@ export const RECORD_NAME = new RegExp(`^(${PID_TEXT})\\.json$`);
  * sessions moved aside when a new session registered under their pid, `<pid>.<suffix>.json`.
  */
 export const STORED_NAME = new RegExp(`^(${PID_TEXT})(?:\\.[0-9a-z]{1,32})?\\.json$`);
+/**
+ * The pid a stored record's file name starts with (STORED_NAME's group), or 0 for a name that
+ * is not a stored record's. Read char by char: `list` asks it of every name in the store, and
+ * a regex match builds an array and two strings each time.
+ */
+export function storedPid(name: string): number {
+  const n = name.length;
+  // The pid: 1 to 10 digits, no leading zero.
+  let i = 0;
+  while (i < n && i < 11 && isDigit(name.charCodeAt(i))) i++;
+  if (i === 0 || i > 10 || name.charCodeAt(0) === 48) return 0;
+  const pidEnd = i;
+  // Then `.json` at the end, or a suffix of 1 to 32 of [0-9a-z] before it.
+  if (n - pidEnd < 5 || !name.endsWith(".json")) return 0;
+  const suffixEnd = n - 5;
+  if (suffixEnd > pidEnd) {
+    if (name.charCodeAt(pidEnd) !== 46) return 0;
+    const len = suffixEnd - pidEnd - 1;
+    if (len < 1 || len > 32) return 0;
+    for (let j = pidEnd + 1; j < suffixEnd; j++) {
+      const c = name.charCodeAt(j);
+      if (!isDigit(c) && !(c >= 97 && c <= 122)) return 0;
+    }
+  }
+  return Number(name.slice(0, pidEnd));
+}
+
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
 /** A crashed writer's temp file beside a record (fs/write.ts names them). */
 export const TEMP_NAME = new RegExp(`^${PID_TEXT}(?:\\.[0-9a-z]{1,32})?\\.json${TEMP_SUFFIX}$`);
 

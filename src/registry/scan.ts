@@ -10,7 +10,7 @@ import { withLock } from "../fs/flock.ts";
 import { removeQuietly } from "../fs/write.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { pause } from "../pause.ts";
-import { dirHost, hostDirPath, STORED_NAME, TEMP_NAME } from "./layout.ts";
+import { dirHost, hostDirPath, storedPid, TEMP_NAME } from "./layout.ts";
 import { pruneAction } from "./lifecycle.ts";
 import type { SessionLink } from "./record.ts";
 import type { Row } from "./row.ts";
@@ -25,10 +25,10 @@ const MAX_RECORD = 64 * 1024;
 
 /** The entry for a file of a host directory being streamed (one open, no lookup by path). */
 function readEntryAt(dir: DirStream, dirName: string, name: string): Entry | null {
-  const m = STORED_NAME.exec(name);
-  if (!m) return null;
+  const pid = storedPid(name);
+  if (pid === 0) return null;
   const file = dir.readSmall(name, MAX_RECORD);
-  return file === null ? null : entryOf(`${dir.path}${SEP}${name}`, Number(m[1]), dirName, file);
+  return file === null ? null : entryOf(`${dir.path}${SEP}${name}`, pid, dirName, file);
 }
 
 /** A checked host directory opened for streaming; null when it is not there (any more). */
@@ -142,7 +142,7 @@ export async function prune(
           done = true;
           return;
         }
-        if (!STORED_NAME.test(e.name)) {
+        if (storedPid(e.name) === 0) {
           // Under the lock no writer is mid-write, so any temp file is a crashed writer's.
           if (!dryRun && TEMP_NAME.test(e.name)) removeQuietly(join(dir.path, e.name));
           continue;

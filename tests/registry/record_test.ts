@@ -6,7 +6,7 @@ import {
   recordProblem,
   validateRecord,
 } from "../../src/registry/record.ts";
-import { hostDirName } from "../../src/registry/layout.ts";
+import { hostDirName, STORED_NAME, storedPid } from "../../src/registry/layout.ts";
 import { parseTime } from "../../src/time.ts";
 
 export const goodRecord = (pid = 42) => ({
@@ -278,4 +278,74 @@ Deno.test("buildRecord: what register writes", async (t) => {
     const r = buildRecord({ ...base, process: null });
     assertEquals([r.start_token, r.process_started_at], [null, null]);
   });
+});
+
+Deno.test("storedPid reads exactly the names STORED_NAME matches, and their pid", () => {
+  const pieces = [
+    "1",
+    "0",
+    "9",
+    "12",
+    "4294967295",
+    ".",
+    "json",
+    ".json",
+    "a",
+    "z",
+    "A",
+    "-",
+    "\n",
+    "é",
+    "x".repeat(33),
+  ];
+  const names = [
+    "1.json",
+    "42.json",
+    "42.a.json",
+    "42.json.json",
+    "0.json",
+    "01.json",
+    "1234567890.json",
+    "12345678901.json",
+    "42.abcdefghijklmnopqrstuvwxyz012345.json",
+    "42.abcdefghijklmnopqrstuvwxyz0123456.json",
+    "42..json",
+    "42.A.json",
+    "42.json.tmp",
+    ".json",
+    "42json",
+    "42.json\n",
+    "",
+  ];
+  let seed = 5;
+  const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  // A pid part, maybe a suffix, an ending: each valid or not, so both outcomes are common.
+  const pids = ["1", "42", "4294967295", "1234567890", "12345678901", "0", "07", "", "x", "-1"];
+  const suffixes = [
+    "",
+    ".a",
+    ".0z9",
+    `.${"a".repeat(32)}`,
+    `.${"a".repeat(33)}`,
+    ".",
+    ".A",
+    ".a.b",
+  ];
+  const endings = [".json", ".json", "json", ".json.tmp", ".JSON", ".json\n", "", ".jso"];
+  for (let i = 0; i < 20000; i++) {
+    let name = pids[random(pids.length)] + suffixes[random(suffixes.length)] +
+      endings[random(endings.length)];
+    if (random(4) === 0) {
+      const at = random(name.length + 1);
+      name = name.slice(0, at) + pieces[random(pieces.length)] + name.slice(at + random(2));
+    }
+    names.push(name);
+  }
+  let matched = 0;
+  for (const name of names) {
+    const m = STORED_NAME.exec(name);
+    if (m) matched++;
+    assertEquals(storedPid(name), m ? Number(m[1]) : 0, JSON.stringify(name));
+  }
+  assert(matched > 1000 && matched < 18000, `${matched} matched`);
 });
