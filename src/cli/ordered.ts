@@ -154,22 +154,34 @@ export class Ordered {
     const stage = this.#stage;
     let staged = 0;
     const start = this.#spilled;
-    for (const i of this.#sorted()) {
-      const from = this.#starts[i];
-      const length = sizeAt(this.#view, from);
-      const bytes = this.#buf.subarray(from, from + length);
-      if (staged + length > stage.length) {
-        this.#writeAll(stage.subarray(0, staged));
-        staged = 0;
+    try {
+      for (const i of this.#sorted()) {
+        const from = this.#starts[i];
+        const length = sizeAt(this.#view, from);
+        const bytes = this.#buf.subarray(from, from + length);
+        if (staged + length > stage.length) {
+          this.#writeAll(stage.subarray(0, staged));
+          staged = 0;
+        }
+        if (length > stage.length) this.#writeAll(bytes);
+        else {
+          stage.set(bytes, staged);
+          staged += length;
+        }
+        this.#spilled += length;
       }
-      if (length > stage.length) this.#writeAll(bytes);
-      else {
-        stage.set(bytes, staged);
-        staged += length;
-      }
-      this.#spilled += length;
+      this.#writeAll(stage.subarray(0, staged));
+    } catch {
+      // The temp file takes no more (its disk is full, a file size limit): this run's rows stay
+      // in the buffer and the rest with them, as when no temp file can be made. prune has
+      // removed these rows' records already: failing here would lose its report of them.
+      this.#spilled = start;
+      try {
+        this.#spill.truncateSync(start);
+      } catch { /* the runs before it are whole either way */ }
+      this.#inMemory = true;
+      return;
     }
-    this.#writeAll(stage.subarray(0, staged));
     this.#runs.push({ start, end: this.#spilled });
     this.#held = 0;
     this.#used = 0;

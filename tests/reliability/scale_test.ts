@@ -9,6 +9,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import {
   cleanEnv,
+  cliArgs,
   hostDir,
   MAIN,
   NO_PID,
@@ -251,4 +252,60 @@ Deno.test("scale: register's cleanup takes its candidates from the queue, never 
   assertEquals(recordNames(home.path).sort(), [`${a.pid}.json`, `${b.pid}.json`].sort());
   const queued = Deno.readTextFileSync(`${hostDir(home.path)}/.sweep`).trim().split("\n").sort();
   assertEquals(queued, [String(a.pid), String(b.pid)].sort());
+});
+
+Deno.test("scale: list and prune whose temp file cannot grow still print every row", async (t) => {
+  // Past 2 MiB of output rows go to a temp file (src/cli/ordered.ts). When that file could not
+  // grow (a full disk: ENOSPC; here a file size limit: EFBIG, the same failed write), list
+  // failed, and prune failed after removing records: exit 1 and no report of what it removed.
+  await using home = await tempDir();
+  await using tmp = await tempDir();
+  const n = 5_000; // about 1 KiB of JSON each: several MiB of rows
+  const pids = await writeDeadRecords(home.path, n);
+  const limited = async (args: string[]) => {
+    const out = await new Deno.Command("bash", {
+      // An ignored SIGXFSZ makes a write past the limit fail with EFBIG instead of killing.
+      args: [
+        "-c",
+        'trap "" XFSZ; ulimit -f 512; exec "$@"',
+        "bash",
+        Deno.execPath(),
+        ...cliArgs(
+          args,
+        ),
+      ],
+      env: { ...cleanEnv(), TMPDIR: tmp.path, NO_COLOR: "1" },
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const decoder = new TextDecoder();
+    return {
+      code: out.code,
+      stdout: decoder.decode(out.stdout),
+      stderr: decoder.decode(out.stderr),
+    };
+  };
+
+  await t.step("list --all --json", async () => {
+    const r = await limited(["list", "--all", "--json", "--home", home.path]);
+    assertEquals([r.code, r.stderr], [0, ""]);
+    const rows: { session_pid: number }[] = JSON.parse(r.stdout);
+    assertEquals(rows.map((row) => row.session_pid), pids.toReversed());
+  });
+
+  await t.step("prune --json", async () => {
+    const r = await limited(["prune", "--json", "--home", home.path]);
+    assertEquals([r.code, r.stderr], [0, ""]);
+    const result = JSON.parse(r.stdout);
+    assertEquals(result.dead_removed, n);
+    assertEquals(
+      result.removed.map((row: { session_pid: number }) => row.session_pid),
+      pids.toReversed(),
+    );
+    assertEquals(recordNames(home.path).length, 0);
+  });
+  // Nothing left behind in the temp directory either.
+  assertEquals([...Deno.readDirSync(tmp.path)], []);
 });
