@@ -267,7 +267,7 @@ Deno.test("scale: list and prune whose temp file cannot grow still print every r
       // An ignored SIGXFSZ makes a write past the limit fail with EFBIG instead of killing.
       args: [
         "-c",
-        'trap "" XFSZ; ulimit -f 512; exec "$@"',
+        'trap "" XFSZ; ulimit -f 1024; exec "$@"',
         "bash",
         Deno.execPath(),
         ...cliArgs(
