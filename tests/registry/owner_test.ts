@@ -30,6 +30,15 @@ Deno.test("matchHarness", async (t) => {
     // A word in the first place is the program, not its argument.
     assertEquals(m("codex", exe, ["app-server"]), { agent: "codex", runtime: null });
   });
+  await t.step("a script's extension in any case, and Windows separators", () => {
+    // The extension is matched on the lower-cased name (no /i regex on the hook path).
+    assertEquals(m(null, "C:\\Users\\me\\AppData\\npm\\Codex.CMD", null), {
+      agent: "codex",
+      runtime: null,
+    });
+    assertEquals(m(null, "/usr/local/bin//Claude.Js", null), { agent: "claude", runtime: null });
+    assertEquals(m(null, "/usr/local/bin/claude.json", null), null);
+  });
   await t.step(
     "process name alone",
     () => assertEquals(m("claude", null, null), { agent: "claude", runtime: null }),
