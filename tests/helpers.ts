@@ -288,7 +288,13 @@ export async function spawnZombie(
   isZombie: (pid: number) => boolean = (pid) => procState(pid) === "Z",
 ): Promise<Zombie> {
   const child = new Deno.Command("sh", {
-    args: ["-c", "sleep 0 & echo $!; exec sleep 60"],
+    // The child exits only once its parent has become `sleep` (which never reaps it): a child
+    // that exited first could be reaped by the shell before its exec, under load.
+    args: [
+      "-c",
+      `sh -c 'p=$(cut -d" " -f4 /proc/$$/stat); ` +
+      `while [ "$(cat /proc/$p/comm)" != sleep ]; do sleep 0.01; done' & echo $!; exec sleep 60`,
+    ],
     stdin: "null",
     stdout: "piped",
     stderr: "null",
