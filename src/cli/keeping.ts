@@ -6,7 +6,7 @@
  */
 import { retentionMs } from "../registry/lifecycle.ts";
 import type { Row } from "../registry/row.ts";
-import type { Keeping } from "../registry/store.ts";
+import type { Keeping } from "../registry/store_write.ts";
 
 let ledger: typeof import("../continuation/ledger.ts") | undefined;
 /** A variable, not a literal: `deno run` would read the ledger's modules at every start-up. */

@@ -6,5 +6,5 @@
  */
 export { hostDirName } from "./layout.ts";
 export { type Row, sortRows } from "./row.ts";
-export { holdSession } from "./store.ts";
+export { holdSession } from "./store_update.ts";
 export { forEachRow } from "./scan.ts";

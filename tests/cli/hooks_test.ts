@@ -15,7 +15,7 @@ import {
 import { bareVerdict, type Reason } from "../../src/identity/liveness.ts";
 import { checkExitCode } from "../../src/cli/commands/check.ts";
 import { formatToken, verifyToken } from "../../src/identity/token.ts";
-import { mayUnregister } from "../../src/registry/store.ts";
+import { mayUnregister } from "../../src/registry/store_remove.ts";
 import type { Row } from "../../src/registry/row.ts";
 import type { Probe, ProcessInfo, TokenMatch } from "../../src/process/types.ts";
 import { exactTokens } from "../../src/process/types.ts";

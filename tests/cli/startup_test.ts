@@ -58,6 +58,15 @@ const NEVER_ON_A_HOOK = [
 const OWNER = "src/registry/owner.ts";
 /** The sweep queue: only register's cleanup (and prune) use it. */
 const SWEEP = "src/registry/sweep.ts";
+/**
+ * The store's writers, each read only by the commands that write that way (registry/store.ts):
+ * register's (with the lock and the pause points), unregister's removal, and park, resume and a
+ * continuation's hold. `check` and `whoami` only read.
+ */
+const STORE_WRITE = "src/registry/store_write.ts";
+const STORE_REMOVE = "src/registry/store_remove.ts";
+const STORE_UPDATE = "src/registry/store_update.ts";
+const LOCK = ["src/fs/flock.ts", "src/pause.ts"];
 /** A continuation claim's side (the dispatch lock, durable writes, recovery): `--claim` only. */
 const CLAIM = [
   "src/continuation/claim.ts",
@@ -78,29 +87,41 @@ Deno.test({
     const h = ["--home", home.path];
     // name, arguments, exit codes, the command's module, modules this command must not read
     const cases: [string, string[], number[], string | null, string[]][] = [
-      ["--version", ["--version"], [0], null, [OWNER, SWEEP]],
+      ["--version", ["--version"], [0], null, [OWNER, SWEEP, ...LOCK]],
       [
         "register --quiet",
         ["register", "--pid", `${session.pid}`, "-q", ...h],
         [0],
         "register",
-        [],
+        [STORE_REMOVE, STORE_UPDATE],
       ],
-      ["check PID", ["check", `${session.pid}`, ...h], [0], "check", [OWNER, SWEEP]],
+      [
+        "check PID",
+        ["check", `${session.pid}`, ...h],
+        [0],
+        "check",
+        [OWNER, SWEEP, STORE_WRITE, STORE_REMOVE, STORE_UPDATE, ...LOCK],
+      ],
       [
         "unregister --quiet",
         ["unregister", "--pid", `${session.pid}`, "-q", ...h],
         [0],
         "unregister",
-        [SWEEP],
+        [SWEEP, STORE_WRITE, STORE_UPDATE, "src/pause.ts"],
       ],
-      ["whoami", ["whoami", ...h], [0, 3], "whoami", [SWEEP]],
+      [
+        "whoami",
+        ["whoami", ...h],
+        [0, 3],
+        "whoami",
+        [SWEEP, STORE_WRITE, STORE_REMOVE, STORE_UPDATE, ...LOCK],
+      ],
       [
         "continuation-check",
         ["continuation-check", "--key", "k", ...h],
         [0, 10, 11, 12, 13],
         "continuation_check",
-        [OWNER, SWEEP, ...CLAIM],
+        [OWNER, SWEEP, STORE_WRITE, STORE_REMOVE, STORE_UPDATE, ...CLAIM],
       ],
     ];
     for (const [name, args, codes, command, never] of cases) {

@@ -7,7 +7,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
 import { linuxBackend } from "../../src/process/linux.ts";
 import { LivenessJudge } from "../../src/identity/liveness.ts";
-import { writeRecord } from "../../src/registry/store.ts";
+import { writeRecord } from "../../src/registry/store_write.ts";
 import type { Row } from "../../src/registry/row.ts";
 import { NO_LIFECYCLE, type SessionRecord } from "../../src/registry/record.ts";
 

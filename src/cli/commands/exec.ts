@@ -8,7 +8,7 @@
 import { EXIT } from "../../exit.ts";
 import { RosterError, UsageError } from "../../errors.ts";
 import { buildRecord } from "../../registry/record.ts";
-import { markEnded, writeRecord } from "../../registry/store.ts";
+import { markEnded, writeRecord } from "../../registry/store_write.ts";
 import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
 import { type Context, realDir, registrarPath } from "../context.ts";

@@ -1,5 +1,5 @@
 /** `roster park`: set a session aside on purpose: never live, never continued, kept. */
-import { parkSession } from "../../registry/store.ts";
+import { parkSession } from "../../registry/store_update.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
 import { printRow, sessionTarget } from "./resume.ts";

@@ -5,7 +5,7 @@ import { describeRow, printable } from "../terminal.ts";
 import { resolveOwner } from "../../registry/owner.ts";
 import { buildRecord } from "../../registry/record.ts";
 import { recordRow } from "../../registry/row.ts";
-import { writeRecord } from "../../registry/store.ts";
+import { writeRecord } from "../../registry/store_write.ts";
 import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
 import { keeping } from "../keeping.ts";

@@ -7,7 +7,8 @@ import { parsePid } from "../../identity/pid.ts";
 import type { LivenessJudge } from "../../identity/liveness.ts";
 import { resolveOwner } from "../../registry/owner.ts";
 import type { Row } from "../../registry/row.ts";
-import { readRecordRow, resumeSession, type SessionTarget } from "../../registry/store.ts";
+import { readRecordRow } from "../../registry/store.ts";
+import { resumeSession, type SessionTarget } from "../../registry/store_update.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
 

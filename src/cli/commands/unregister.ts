@@ -10,7 +10,7 @@ import {
   hostsSessions,
   NoOwnerError,
 } from "../../registry/owner.ts";
-import { mayUnregister, removeRecordIf } from "../../registry/store.ts";
+import { mayUnregister, removeRecordIf } from "../../registry/store_remove.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
 import { describeRow } from "../terminal.ts";

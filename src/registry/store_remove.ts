@@ -1,0 +1,80 @@
+/**
+ * The store's removal of one session's record, for `unregister` (a session-end hook): under the
+ * host directory's lock, the record re-read and re-judged right before it goes. Loaded only by
+ * unregister (store.ts).
+ */
+import { ioError } from "../errors.ts";
+import { withLock } from "../fs/flock.ts";
+import type { LivenessJudge } from "../identity/liveness.ts";
+import type { Probe } from "../process/types.ts";
+import { recordName } from "./layout.ts";
+import type { Row } from "./row.ts";
+import { openStore, placeDirsIn, readEntry, toRow } from "./store.ts";
+
+/**
+ * Whether a session-end hook may remove this record: it is still the calling process's
+ * (same pid and start token; or, for a record without a token, a process whose token cannot
+ * be read either), or no process holds its pid any more, so it is nobody's. A record another
+ * process with the same pid wrote, or one that cannot be judged, is left alone.
+ */
+export function mayUnregister(row: Row, probe: Probe): boolean {
+  if (row.malformed) return false;
+  switch (row.reason) {
+    case "running":
+    case "hosted": // the same server process still holds the pid: the named session's record
+    case "exited":
+    case "zombie":
+      return true;
+    case "pid-only":
+      return probe.kind === "exists" && probe.info.startToken === null;
+    default:
+      return false;
+  }
+}
+
+/** What `removeRecordIf` did with the record of one pid. */
+type RemoveOutcome =
+  | { outcome: "no-record"; row: null }
+  | { outcome: "removed" | "kept"; row: Row };
+
+/**
+ * Removes the record of `pid` on `host` (with `hostedSession`, that session's record on the
+ * shared server `pid`) if `isTheirs` says so, holding the host directory's
+ * lock, with the record re-read and re-judged (fresh probe) right before removal: a record a
+ * newer session has just rewritten is judged as it is now. Never creates the store: with no
+ * record there is nothing to lock.
+ */
+export async function removeRecordIf(
+  home: string,
+  host: string,
+  pid: number,
+  judge: LivenessJudge,
+  isTheirs: (row: Row) => boolean,
+  hostedSession: string | null = null,
+): Promise<RemoveOutcome> {
+  const name = recordName(pid, hostedSession);
+  const read = (dir: string, dirName: string) => {
+    const entry = readEntry(dir, dirName, name);
+    return entry === null ? null : toRow(entry, judge, true);
+  };
+  // This place's directory, then the host's of the older layout: a session registered before
+  // the upgrade ends after it.
+  let result: RemoveOutcome = { outcome: "no-record", row: null };
+  for (const { dir, dirName } of placeDirsIn(openStore(home, false), host, judge)) {
+    if (read(dir, dirName) === null) continue;
+    const one = await withLock(dir, (): RemoveOutcome => {
+      const row = read(dir, dirName);
+      if (row === null) return { outcome: "no-record", row: null };
+      if (!isTheirs(row)) return { outcome: "kept", row };
+      try {
+        Deno.removeSync(row.path);
+      } catch (err) {
+        if (err instanceof Deno.errors.NotFound) return { outcome: "no-record", row: null };
+        throw ioError("Could not remove the record", row.path, err);
+      }
+      return { outcome: "removed", row };
+    });
+    if (result.outcome !== "removed" && one.outcome !== "no-record") result = one;
+  }
+  return result;
+}

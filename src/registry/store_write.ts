@@ -1,0 +1,255 @@
+/**
+ * The store's writing side for `register` (and `exec`, which registers the command it runs):
+ * a record written under the host directory's lock, then the bounded cleanup of ended records
+ * that every register does on the way, and the note `exec` adds when its session ends. Only
+ * these commands load this module, the lock's and the sweep queue's (store.ts).
+ */
+import { join } from "../fs/dir.ts";
+import { withLock, withLockIfFree } from "../fs/flock.ts";
+import { removeQuietly, writeAtomic } from "../fs/write.ts";
+import type { LivenessJudge } from "../identity/liveness.ts";
+import { pause } from "../pause.ts";
+import { hostDirName, placeDirName, placeOf, recordName } from "./layout.ts";
+import { cleanupAction, DEFAULT_RETENTION_MS, endedName } from "./lifecycle.ts";
+import type { SessionRecord } from "./record.ts";
+import type { Row } from "./row.ts";
+import {
+  type Entry,
+  openStore,
+  placeDirIn,
+  readEntry,
+  recordJson,
+  stamped,
+  toRow,
+} from "./store.ts";
+import { enqueue, type Examined, sweep } from "./sweep.ts";
+
+/** The file name a record is written under (layout.ts recordName). */
+const fileOf = (record: SessionRecord) =>
+  recordName(record.session_pid, record.hosted ? record.session_id : null);
+
+/**
+ * How many records one `register` examines for cleanup: bounded so that a hook's cost does
+ * not grow with the store. The candidates come from the sweep queue (./sweep.ts), never from
+ * a listing of the directory; `prune` examines every record.
+ */
+const REGISTER_CLEANUP_LIMIT = 8;
+
+/** What the lifecycle needs from the caller: the retention window and open continuations. */
+export interface Keeping {
+  retentionMs: number;
+  /**
+   * Whether a continuation still holds this row (its key is not finished); null when that
+   * cannot be told before `load` has run.
+   */
+  held: (row: Row) => boolean | null;
+  /** Loads what `held` needs to answer for every row (the continuation ledger). */
+  load?: () => Promise<void>;
+}
+
+/**
+ * Writes (or refreshes) one record under the host lock, then looks after ended records of this
+ * host, best effort: a failure while cleaning never fails the registration. When the pid's
+ * file holds an ended session of another process, that record is first moved aside.
+ *
+ * The write and the queueing of new names hold the lock shared: registers of different pids
+ * never touch each other's files, so a burst of sessions starting at once does not queue
+ * behind one lock (200 at once on 2 cores used to wait past the time limit), while prune, the
+ * cleanup and unregister, which judge a record and then remove it, hold it alone and so never
+ * remove a record across a register's write. The cleanup takes the lock again, alone, only if
+ * it is free right then: housekeeping must never cost a session its registration, and whoever
+ * finds the lock free next cleans up instead.
+ */
+export async function writeRecord(
+  home: string,
+  record: SessionRecord,
+  judge: LivenessJudge,
+  keeping: Keeping = { retentionMs: DEFAULT_RETENTION_MS, held: () => false },
+  now = Date.now(),
+): Promise<string> {
+  const root = openStore(home, true)!;
+  const dirName = placeDirName(placeOf(record));
+  const dir = placeDirIn(root, dirName, true)!;
+  const name = fileOf(record);
+  const path = join(dir, name);
+  await withLock(dir, () => {
+    pause("register:after-lock", home);
+    const before = moveAsideEnded(dir, dirName, name, record, judge, now);
+    // No fsync: only a power loss could tear this write, and a power loss ends the session
+    // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
+    writeAtomic(path, recordJson(record), false, () => pause("register:before-rename", home));
+    // New names join the queue: this record when it is new, and an ended one moved aside.
+    const added = before === "refreshed" ? [] : [name.slice(0, -".json".length)];
+    if (typeof before === "object") added.push(before.movedTo);
+    try {
+      enqueue(dir, added);
+    } catch { /* best effort: prune queues every record it keeps */ }
+  }, { shared: true });
+  pause("register:before-cleanup", home);
+  try {
+    await withLockIfFree(dir, async () => {
+      // Records whose continuation could not be judged yet: kept (and queued again) by the
+      // sweep, then looked at once more with the ledger loaded.
+      const later: string[] = [];
+      sweep(
+        dir,
+        REGISTER_CLEANUP_LIMIT,
+        (stem) => cleanUp(dir, dirName, stem, judge, keeping, now, later),
+      );
+      if (later.length > 0 && keeping.load) {
+        await keeping.load();
+        for (const stem of later) cleanUp(dir, dirName, stem, judge, keeping, now, []);
+      }
+    });
+  } catch { /* best effort: a failed cleanup never fails the registration */ }
+  // Only once the new record is written: a register that failed (a lock it gave up on) must
+  // not remove the copy that is then the session's only record.
+  await retireOldCopy(root, record, name);
+  return path;
+}
+
+/**
+ * Register's cleanup of one queued record (`<stem>.json`), under the lock: re-read and judged
+ * with a fresh probe, then stamped, removed or kept as the lifecycle says. A record whose
+ * continuation cannot be judged yet is kept and its name added to `later`.
+ */
+function cleanUp(
+  dir: string,
+  dirName: string,
+  stem: string,
+  judge: LivenessJudge,
+  keeping: Keeping,
+  now: number,
+  later: string[],
+): Examined {
+  const entry = readEntry(dir, dirName, `${stem}.json`);
+  if (entry === null) return "missing";
+  const row = toRow(entry, judge, true);
+  let unknown = false;
+  const held = (r: Row) => {
+    const h = keeping.held(r);
+    if (h === null) unknown = true;
+    return h ?? true;
+  };
+  const action = cleanupAction(row, now, keeping.retentionMs, held);
+  if (unknown) later.push(stem);
+  if (action === "stamp" && entry.ok) {
+    try {
+      writeAtomic(row.path, recordJson(stamped(entry.record, row, now)), false);
+    } catch { /* best effort: stamped next time */ }
+  } else if (action === "remove") {
+    try {
+      Deno.removeSync(row.path);
+      return "removed";
+    } catch { /* kept: looked at again next round */ }
+  }
+  return "kept";
+}
+
+/**
+ * The migration from one directory per host: once a session's record is written in its
+ * place's directory, the copy an older roster wrote of the same process (same pid, start token,
+ * boot, machine and pid namespace) in the host's directory is superseded, and removed under
+ * that directory's lock. Any other record there (another namespace's, an ended session's) stays
+ * where it is, read and pruned as before. Best effort.
+ */
+async function retireOldCopy(root: string, record: SessionRecord, name: string) {
+  const oldName = hostDirName(record.host);
+  if (oldName === placeDirName(placeOf(record))) return;
+  const dir = placeDirIn(root, oldName, false);
+  if (dir === null) return;
+  const same = (e: Entry | null) =>
+    e !== null && e.ok && e.record.session_pid === record.session_pid &&
+    e.record.start_token === record.start_token && e.record.boot_id === record.boot_id &&
+    e.record.machine_id === record.machine_id && e.record.pid_ns === record.pid_ns;
+  try {
+    if (!same(readEntry(dir, oldName, name))) return;
+    await withLock(dir, () => {
+      const entry = readEntry(dir, oldName, name);
+      if (same(entry)) removeQuietly(entry!.path);
+    });
+  } catch { /* best effort: the old copy reads as the same session until pruned */ }
+}
+
+/**
+ * Notes on a record how its session ended (for `roster exec`, which saw its child's status),
+ * under the lock, only while the file is still that process's record (same start token): a
+ * newer session that took over the pid keeps its record as it is. False when it was not.
+ */
+export async function markEnded(
+  home: string,
+  record: SessionRecord,
+  endedAt: string,
+  reason: string,
+): Promise<boolean> {
+  const dirName = placeDirName(placeOf(record));
+  // The same checked walk as every other write: no link or foreign directory on the way.
+  const root = openStore(home, false);
+  const dir = root === null ? null : placeDirIn(root, dirName, false);
+  if (dir === null) return false;
+  return await withLock(dir, () => {
+    const entry = readEntry(dir, dirName, fileOf(record));
+    if (entry === null || !entry.ok || entry.record.start_token !== record.start_token) {
+      return false;
+    }
+    const ended = { ...entry.record, ended_at: endedAt, ended_reason: reason };
+    writeAtomic(
+      entry.path,
+      JSON.stringify(ended, null, 2) + "\n",
+      false,
+    );
+    return true;
+  });
+}
+
+/**
+ * The caller holds the lock. When `name` (the file `record` goes to) is the record of another
+ * process (another start token or boot) that has ended, it is kept under a name of its own,
+ * stamped as ended, so that registering a new session under a reused pid never erases what a
+ * restore needs. Says what `name` was: a refresh of this session's record, new (or replaced),
+ * or moved aside to `movedTo` (a name without `.json`, for the cleanup queue).
+ */
+function moveAsideEnded(
+  dir: string,
+  dirName: string,
+  name: string,
+  record: SessionRecord,
+  judge: LivenessJudge,
+  now: number,
+): "refreshed" | "new" | { movedTo: string } {
+  const old = readEntry(dir, dirName, name);
+  if (old === null || !old.ok) return "new";
+  const same = old.record.start_token === record.start_token &&
+    old.record.boot_id === record.boot_id;
+  if (same) return "refreshed";
+  const row = toRow(old, judge, true);
+  if (row.liveness !== "dead") return "new";
+  const ended = stamped(old.record, row, now);
+  for (let i = 0; i < 5; i++) {
+    // First a name of the ended session's own: two registers of one new session at once (two
+    // hooks firing together, each holding the lock shared) move it to the same file, not two.
+    const salt = i === 0 ? sessionSalt(old.record) : randomSuffix();
+    const moved = endedName(record.session_pid, old.record.registered_at, salt);
+    const there = readEntry(dir, dirName, moved);
+    if (there !== null) {
+      const same = i === 0 && there.ok && there.record.start_token === old.record.start_token &&
+        there.record.boot_id === old.record.boot_id;
+      if (same) return { movedTo: moved.slice(0, -".json".length) };
+      continue;
+    }
+    writeAtomic(join(dir, moved), recordJson(ended), false);
+    return { movedTo: moved.slice(0, -".json".length) };
+  }
+  return "new";
+}
+
+/** Four base-36 characters from an ended session's start token and boot (FNV-1a). */
+function sessionSalt(record: SessionRecord): string {
+  let h = 0x811c9dc5;
+  for (const c of `${record.start_token}|${record.boot_id}`) {
+    h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  }
+  return (h % 36 ** 4).toString(36).padStart(4, "0");
+}
+
+const randomSuffix = () => Math.floor(Math.random() * 36 ** 4).toString(36).padStart(4, "0");
