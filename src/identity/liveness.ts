@@ -40,22 +40,34 @@ export interface Verdict {
 const differ = (a: string | null | undefined, b: string | null | undefined) =>
   a != null && b != null && a !== b;
 
-const UNSUPPORTED: Verdict = { liveness: "unknown", reason: "unsupported" };
+/**
+ * The verdicts that depend on nothing but the probe, one frozen object each: `list` judges a
+ * store of thousands of exited pids, and none needs its own.
+ */
+const verdict = (liveness: Liveness, reason: Reason): Verdict =>
+  Object.freeze({ liveness, reason });
+const UNSUPPORTED = verdict("unknown", "unsupported");
+const EXITED = verdict("dead", "exited");
+const ZOMBIE = verdict("dead", "zombie");
+const RUNNING = verdict("alive", "running");
+const PID_ONLY = verdict("alive", "pid-only");
+const PID_REUSED = verdict("dead", "pid-reused");
+const UNVERIFIABLE = verdict("unknown", "unverifiable");
 
 /**
  * What a probe alone says of a pid: exited, unsupported or zombie; null when a live process
  * holds it (then only a start token can say whether it is the recorded one).
  */
 export function probeVerdict(p: Probe): Verdict | null {
-  if (p.kind === "gone") return { liveness: "dead", reason: "exited" };
+  if (p.kind === "gone") return EXITED;
   if (p.kind === "unsupported") return UNSUPPORTED;
-  if (p.info.zombie) return { liveness: "dead", reason: "zombie" };
+  if (p.info.zombie) return ZOMBIE;
   return null;
 }
 
 /** The verdict on a pid that has no record: whether a process holds it, nothing more. */
 export function bareVerdict(probe: Probe): Verdict {
-  return probeVerdict(probe) ?? { liveness: "alive", reason: "running" };
+  return probeVerdict(probe) ?? RUNNING;
 }
 
 /** Pure: whether the process `identity` names still holds its pid on this host. */
@@ -92,18 +104,16 @@ export function processVerdict(
   if (p.kind !== "exists" || p.info.zombie) return probeVerdict(p)!;
   if (identity.start_token === null) {
     // With no token the pid is all there is: a thread id holding it is not the process.
-    return p.info.isThread
-      ? { liveness: "dead", reason: "exited" }
-      : { liveness: "alive", reason: "pid-only" };
+    return p.info.isThread ? EXITED : PID_ONLY;
   }
-  if (p.info.startToken === null) return { liveness: "unknown", reason: "unverifiable" };
+  if (p.info.startToken === null) return UNVERIFIABLE;
   switch (compareTokens(identity.start_token, p.info.startToken)) {
     case "same":
-      return { liveness: "alive", reason: "running" };
+      return RUNNING;
     case "different":
-      return { liveness: "dead", reason: "pid-reused" };
+      return PID_REUSED;
     default:
-      return { liveness: "unknown", reason: "unverifiable" };
+      return UNVERIFIABLE;
   }
 }
 

@@ -65,6 +65,8 @@ const KINDS: Record<number, DirEntry["kind"]> = { 0: "unknown", 4: "dir", 8: "fi
 export interface Libc {
   /** open(2) of a path; the fd, or -errno. */
   open(path: string, flags: number): number;
+  /** open(2) of a path already written as NUL-terminated bytes (no string made); as open. */
+  openPath(path: Uint8Array, flags: number): number;
   /** openat(2) relative to a directory fd; the fd, or -errno. */
   openat(dirFd: number, name: string, flags: number): number;
   /** read(2) into `buf`; bytes read, or -errno. */
@@ -147,6 +149,10 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
   return {
     open(path, flags) {
       const fd = s.open(cString(path), flags | O_CLOEXEC);
+      return fd < 0 ? -errno() : fd;
+    },
+    openPath(path, flags) {
+      const fd = s.open(path, flags | O_CLOEXEC);
       return fd < 0 ? -errno() : fd;
     },
     openat(dirFd, name, flags) {

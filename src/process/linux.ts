@@ -145,39 +145,98 @@ export function isDeadState(state: string): boolean {
 
 /** ESRCH: the process exited between the open and the read of its /proc file. */
 const ESRCH = 3;
+/** What readStat answers for a failure that is no errno it knows (Deno's call failed otherwise). */
+const UNREADABLE = -1_000_000;
 const procDecoder = new TextDecoder();
+/** For a command name that is not ASCII: keeps a leading BOM, as a decode of the whole line does. */
+const commDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const procBuf = new Uint8Array(4096);
 
+const SPACE = 32;
+const OPEN_PAREN = 40;
+const CLOSE_PAREN = 41;
+const isDigitByte = (b: number) => b >= 48 && b <= 57;
+/** `/stat` and the NUL that ends a C string. */
+const STAT_SUFFIX = new Uint8Array([47, 115, 116, 97, 116, 0]);
+
+/** Whether buf[from, to) is 1 to 15 ASCII digits: a number that Number() reads exactly. */
+function shortDigits(buf: Uint8Array, from: number, to: number): boolean {
+  if (to <= from || to - from > 15) return false;
+  for (let i = from; i < to; i++) if (!isDigitByte(buf[i])) return false;
+  return true;
+}
+
+function digitsValue(buf: Uint8Array, from: number, to: number): number {
+  let v = 0;
+  for (let i = from; i < to; i++) v = v * 10 + buf[i] - 48;
+  return v;
+}
+
 /**
- * A /proc file's text, or the errno of a read that failed. Through libc once `list` or
- * `prune` loaded it (a dead pid then costs one failed open(2), not a thrown exception, and
- * thousands are probed); through Deno otherwise (a hook probes a handful, and loading libc
- * would cost more than it saves). Never libc that is not loaded: a -1 from no libc is no
- * errno.
+ * parseStat of the first `n` bytes of `buf`, a /proc/<pid>/stat line as read, without decoding
+ * the line: only the command name and the start time become strings. `list` reads one line per
+ * live pid, and the decode of the whole line cost an op call and some 300 bytes of string, which
+ * the command name, a slice of it, kept alive in the judge's cache. The kernel's own lines (a
+ * pid and ppid of ASCII digits, ASCII right after the name) are walked here; any other line is
+ * decoded and given to parseStat, so the answer is parseStat's for every input
+ * (tests/process/linux_test.ts checks the two against each other on mangled lines).
  */
-function readProcFile(path: string): string | number {
-  const c = loadedLibc();
-  if (c !== null) {
-    const fd = c.open(path, 0);
-    if (fd === -ENOENT || fd === -ESRCH || fd === -EACCES || fd === -EPERM) return -fd;
-    if (fd >= 0) {
-      try {
-        const n = c.read(fd, procBuf);
-        if (n >= 0) return procDecoder.decode(procBuf.subarray(0, n));
-        if (-n === ESRCH) return ESRCH;
-      } finally {
-        c.close(fd);
-      }
-    }
-    // Any other failure: Deno's call says what it is.
+export function parseStatBytes(buf: Uint8Array, n: number): StatFields | null {
+  // The pid: digits up to the first " (" (digits hold no space, so it is the first).
+  let open = 0;
+  while (open < n && open < 16 && isDigitByte(buf[open])) open++;
+  if (
+    open === 0 || open > 15 || open + 1 >= n || buf[open] !== SPACE ||
+    buf[open + 1] !== OPEN_PAREN
+  ) {
+    return parseStat(procDecoder.decode(buf.subarray(0, n)));
   }
-  try {
-    return Deno.readTextFileSync(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return ENOENT;
-    if (err instanceof Deno.errors.PermissionDenied) return EACCES;
-    return -1;
+  // The last ")": comm may hold spaces and ")". None before "(", so -1 is the only miss.
+  const close = n === 0 ? -1 : buf.lastIndexOf(CLOSE_PAREN, n - 1);
+  if (close === -1) return null;
+  // parseStat steps over one character after ")": a byte only where it is ASCII.
+  if (close + 1 >= n || buf[close + 1] > 0x7f) {
+    return parseStat(procDecoder.decode(buf.subarray(0, n)));
   }
+  const at = close + 2;
+  let e0 = 0, e1 = 0, e18 = 0, e19 = 0;
+  let count = 0;
+  for (let from = at; count < 20;) {
+    // Bytes past n are an earlier read's: not this line.
+    let space = from >= n ? -1 : buf.indexOf(SPACE, from);
+    if (space >= n) space = -1;
+    const last = space === -1;
+    if (last) space = n;
+    if (count === 0) e0 = space;
+    else if (count === 1) e1 = space;
+    else if (count === 18) e18 = space;
+    else if (count === 19) e19 = space;
+    count++;
+    if (last) break;
+    from = space + 1;
+  }
+  if (count < 20) return null;
+  if (e0 - at !== 1 || !isAsciiLetter(buf[at])) return null;
+  // A ppid Number() would read otherwise (a sign, an empty field): parseStat says what it is.
+  if (!shortDigits(buf, e0 + 1, e1)) return parseStat(procDecoder.decode(buf.subarray(0, n)));
+  if (e19 === e18 + 1) return null;
+  for (let i = e18 + 1; i < e19; i++) if (!isDigitByte(buf[i])) return null;
+  return {
+    pid: digitsValue(buf, 0, open),
+    comm: latin1OrUtf8(buf, open + 2, close),
+    state: String.fromCharCode(buf[at]),
+    ppid: digitsValue(buf, e0 + 1, e1),
+    starttime: e19 - e18 - 1 <= 15 && (buf[e18 + 1] !== 48 || e19 === e18 + 2)
+      ? String(digitsValue(buf, e18 + 1, e19))
+      : latin1OrUtf8(buf, e18 + 1, e19),
+  };
+}
+
+/** buf[from, to) as text: ASCII straight from the bytes, else decoded as UTF-8. */
+function latin1OrUtf8(buf: Uint8Array, from: number, to: number): string {
+  const bytes = buf.subarray(from, to);
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] > 0x7f) return commDecoder.decode(bytes);
+  return String.fromCharCode.apply(null, bytes as unknown as number[]);
 }
 
 /** One answer for every gone pid: `list` probes thousands, and none needs its own object. */
@@ -267,18 +326,60 @@ export function linuxBackend(procRoot = "/proc") {
     return hiddenCache;
   }
 
+  /** `<procRoot>/`, then a pid's digits and `/stat` and a NUL: the path libc opens. */
+  const statPrefix = new TextEncoder().encode(`${procRoot}/`);
+  const statPath = new Uint8Array(statPrefix.length + 32);
+  statPath.set(statPrefix);
+
+  /**
+   * /proc/<pid>/stat: the count of its bytes, now in procBuf, or -errno, or Deno's text. Through
+   * libc once `list` or `prune` loaded it (a dead pid then costs one failed open(2), not a
+   * thrown exception, and thousands are probed; the path is written as bytes, no string made);
+   * through Deno otherwise (a hook probes a handful, and loading libc would cost more than it
+   * saves). Never libc that is not loaded: a -1 from no libc is no errno.
+   */
+  function readStat(pid: number): number | string {
+    const c = loadedLibc();
+    if (c !== null) {
+      let end = statPrefix.length;
+      const digits = String(pid);
+      for (let i = 0; i < digits.length; i++) statPath[end++] = digits.charCodeAt(i);
+      for (let i = 0; i < STAT_SUFFIX.length; i++) statPath[end++] = STAT_SUFFIX[i];
+      const fd = c.openPath(statPath, 0);
+      if (fd === -ENOENT || fd === -ESRCH || fd === -EACCES || fd === -EPERM) return fd;
+      if (fd >= 0) {
+        try {
+          const n = c.read(fd, procBuf);
+          if (n >= 0) return n;
+          if (-n === ESRCH) return -ESRCH;
+        } finally {
+          c.close(fd);
+        }
+      }
+      // Any other failure: Deno's call says what it is.
+    }
+    try {
+      return Deno.readTextFileSync(`${procRoot}/${pid}/stat`);
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) return -ENOENT;
+      if (err instanceof Deno.errors.PermissionDenied) return -EACCES;
+      return UNREADABLE;
+    }
+  }
+
   function probe(pid: number): Probe {
     // kill(0, 0) and kill(-1, 0) would probe process groups, not a process.
     if (!Number.isSafeInteger(pid) || pid <= 0) return GONE;
-    const text = readProcFile(`${procRoot}/${pid}/stat`);
-    if (typeof text === "number") {
-      if (text === ENOENT || text === ESRCH) {
+    const read = readStat(pid);
+    if (typeof read === "number" && read < 0) {
+      const errno = -read;
+      if (errno === ENOENT || errno === ESRCH) {
         // Proof of death, unless hidepid= may hide other users' processes: then ask
         // kill(pid, 0), which is left off the common path because it costs ~3 ms to load.
         if (!mayHide()) return GONE;
         const k = signalProbe(pid);
         if (k !== "exists") return { kind: k };
-      } else if (text !== EACCES && text !== EPERM) {
+      } else if (errno !== EACCES && errno !== EPERM) {
         return { kind: "unsupported" };
       }
       // It exists (hidepid=1 makes it unreadable rather than missing) but says nothing more.
@@ -287,7 +388,7 @@ export function linuxBackend(procRoot = "/proc") {
         info: { pid, ppid: null, startToken: null, startedAtMs: null, zombie: false, name: null },
       };
     }
-    const stat = parseStat(text);
+    const stat = typeof read === "number" ? parseStatBytes(procBuf, read) : parseStat(read);
     if (stat === null || stat.pid !== pid) return { kind: "unsupported" };
     const startToken = normaliseStartTime(stat.starttime, boottimeOffset());
     // Z on a thread-group leader whose other threads still run is a live process: only a

@@ -7,6 +7,7 @@ import {
   parseBtime,
   parseCmdline,
   parseStat,
+  parseStatBytes,
   parseStatus,
   procMayHide,
 } from "../../src/process/linux.ts";
@@ -309,4 +310,94 @@ Deno.test("parseStat agrees with a split of every field after comm", () => {
     `1 (a) ${tail.replace("424242", "42a")}`,
   ];
   for (const text of cases) assertEquals(parseStat(text), bySplit(text), JSON.stringify(text));
+});
+
+Deno.test("parseStatBytes answers what parseStat answers for the decoded line", async (t) => {
+  const encoder = new TextEncoder();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  // A buffer reused from read to read, as the probe's is: bytes past the line are an earlier
+  // line's, and must not count.
+  const buf = new Uint8Array(4096);
+  const check = (bytes: Uint8Array) => {
+    buf.fill(32);
+    buf.set(bytes);
+    const got = parseStatBytes(buf, bytes.length);
+    assertEquals(got, parseStat(decode(bytes)), JSON.stringify(decode(bytes)));
+    return got;
+  };
+  await t.step("the kernel's lines", () => {
+    assertEquals(check(encoder.encode(`123 (bash) ${tail}\n`)), {
+      pid: 123,
+      comm: "bash",
+      state: "S",
+      ppid: 1,
+      starttime: "424242",
+    });
+    check(encoder.encode(`77 (a) b (c)) ) ${tail.replace(/^S 1/, "Z 9")}`));
+    check(encoder.encode(`5 (x 1 2 3) ${tail}`));
+    check(encoder.encode(`5 (é ☃) ${tail}`));
+    check(encoder.encode(`5 (\uFEFFx) ${tail}`));
+    check(encoder.encode(`5 () ${tail.replace("424242", "0")}`));
+    check(encoder.encode(`5 (a) ${tail.replace("424242", "0042")}`));
+    check(encoder.encode(`5 (a) ${tail.replace("424242", "12345678901234567890")}`));
+    check(encoder.encode(`123456789012345678 (a) ${tail}`));
+    check(new Uint8Array(0));
+  });
+  await t.step("mangled lines, bytes that are not UTF-8 included", () => {
+    const base = encoder.encode(`123 (bash) ${tail}\n`);
+    const pieces = [
+      " ",
+      "",
+      "x",
+      "(",
+      ")",
+      "Z",
+      "9",
+      "-",
+      "+",
+      "\n",
+      "0x1",
+      "١",
+      "  ",
+      "1e3",
+      "é",
+      "\uFEFF",
+      "0",
+    ].map((p) => encoder.encode(p));
+    const raw = [[0xff], [0xc3], [0xe2, 0x98], [0xef, 0xbb, 0xbf], [0x80]].map((b) =>
+      new Uint8Array(b)
+    );
+    const all = [...pieces, ...raw];
+    let seed = 17;
+    const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    // A line as the kernel writes it (this process's, fields as a live one has them).
+    const real = encoder.encode(
+      "40123 (deno) S 39876 40123 39876 34816 40123 4194304 2254 0 0 0 7 3 0 0 20 0 9 0 " +
+        "1234567 1104130048 13113 18446744073709551615 1 1 0 0 0 0 0 4096 17922 0 0 0 17 1 0 0 " +
+        "0 0 0 0 0 0 0 0 0 0 0\n",
+    );
+    const lines = [
+      base,
+      real,
+      real,
+      base.subarray(0, base.length - 1),
+      encoder.encode("1 (a)  S"),
+    ];
+    let accepted = 0;
+    for (let i = 0; i < 30000; i++) {
+      let line = lines[random(lines.length)];
+      for (let k = 1 + random(3); k > 0; k--) {
+        const at = random(line.length + 1);
+        const cut = random(3);
+        const piece = all[random(all.length)];
+        const next = new Uint8Array(Math.max(at, line.length - cut) + piece.length);
+        next.set(line.subarray(0, at));
+        next.set(piece, at);
+        next.set(line.subarray(Math.min(line.length, at + cut)), at + piece.length);
+        line = next.subarray(0, at + piece.length + Math.max(0, line.length - at - cut));
+      }
+      if (check(line) !== null) accepted++;
+    }
+    assert(accepted > 3000 && accepted < 27000, `${accepted} accepted`);
+  });
 });
