@@ -45,12 +45,9 @@ const DENTS_COUNT = BigInt(DENTS_BUFFER);
 /** What statx(2) says of an open file (struct statx has one layout on every architecture). */
 export interface Stat {
   isFile: boolean;
-  isDirectory: boolean;
   uid: number;
   mode: number;
   size: number;
-  ino: number;
-  dev: number;
   mtimeMs: number;
 }
 
@@ -143,8 +140,13 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
   const empty = new Uint8Array(1);
   const stx = new Uint8Array(256);
   const view = new DataView(stx.buffer);
-  let lastLength = 0;
-  let lastCount = 0n;
+  // read(2)'s count as the BigInt a usize takes on V8's fast call path, made once per size: the
+  // two sizes in use (the records' buffer, /proc's) alternate in `list`, and one slot made a
+  // BigInt and an array at each change, twice per live record.
+  let length1 = -1;
+  let count1 = 0n;
+  let length2 = -1;
+  let count2 = 0n;
   const u64 = (off: number) => view.getUint32(off, true) + view.getUint32(off + 4, true) * 2 ** 32;
   return {
     open(path, flags) {
@@ -160,8 +162,17 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
       return fd < 0 ? -errno() : fd;
     },
     read(fd, buf) {
-      if (buf.length !== lastLength) [lastLength, lastCount] = [buf.length, BigInt(buf.length)];
-      const n = Number(s.read(fd, buf, lastCount));
+      const length = buf.length;
+      let count: bigint;
+      if (length === length1) count = count1;
+      else if (length === length2) count = count2;
+      else {
+        length2 = length1;
+        count2 = count1;
+        length1 = length;
+        count = count1 = BigInt(length);
+      }
+      const n = Number(s.read(fd, buf, count));
       return n < 0 ? -errno() : n;
     },
     close(fd) {
@@ -173,15 +184,11 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
     fstat(fd) {
       if (s.statx(fd, empty, AT_EMPTY_PATH, STATX_BASIC_STATS, stx) !== 0) return null;
       const mode = view.getUint16(28, true);
-      const type = mode & 0o170000;
       return {
-        isFile: type === 0o100000,
-        isDirectory: type === 0o040000,
+        isFile: (mode & 0o170000) === 0o100000,
         uid: view.getUint32(20, true),
         mode: mode & 0o7777,
         size: u64(40),
-        ino: u64(32),
-        dev: view.getUint32(136, true) * 256 + view.getUint32(140, true),
         // tv_sec as two 32-bit halves: no BigInt a call (exact below 2^53 ms).
         mtimeMs: (view.getInt32(116, true) * 2 ** 32 + view.getUint32(112, true)) * 1000 +
           Math.floor(view.getUint32(120, true) / 1e6),
