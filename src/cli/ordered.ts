@@ -76,15 +76,29 @@ export class Ordered {
 
   /** Adds one row's text; `key` is its time (NaN or -Infinity sorts last). */
   add(key: number, tie: string, text: string) {
+    this.addWritten(key, tie, this.#writeText, text, text.length * 3);
+  }
+
+  /**
+   * Adds one row whose text `write` puts into the buffer itself: `write(value, buf, at)` writes
+   * it as UTF-8 from `at` and returns the bytes written, or -1 when they do not fit before
+   * `buf.length` (it is then asked again with more room). `size` is the room to try first.
+   */
+  addWritten<T>(
+    key: number,
+    tie: string,
+    write: (value: T, buf: Uint8Array, at: number) => number,
+    value: T,
+    size = 4096,
+  ) {
     let tieBytes = this.#encode(tie, this.#used + HEADER);
-    let textBytes = tieBytes < 0 ? -1 : this.#encode(text, this.#used + HEADER + tieBytes);
-    if (textBytes < 0) {
+    let textBytes = tieBytes < 0 ? -1 : write(value, this.#buf, this.#used + HEADER + tieBytes);
+    for (let need = HEADER + tie.length * 3 + size; textBytes < 0; need *= 2) {
       // A run makes room before the buffer grows past the budget.
-      const need = HEADER + (tie.length + text.length) * 3;
       if (this.#used > 0 && this.#used + need > this.budget && !this.#inMemory) this.#writeRun();
       this.#room(need);
       tieBytes = this.#encode(tie, this.#used + HEADER);
-      textBytes = this.#encode(text, this.#used + HEADER + tieBytes);
+      textBytes = tieBytes < 0 ? -1 : write(value, this.#buf, this.#used + HEADER + tieBytes);
     }
     if (this.#held === this.#keys.length) this.#grow();
     const start = this.#used;
@@ -98,6 +112,8 @@ export class Ordered {
     this.#used += HEADER + tieBytes + textBytes;
     if (this.#used > this.budget && !this.#inMemory) this.#writeRun();
   }
+
+  #writeText = (text: string, _buf: Uint8Array, at: number) => this.#encode(text, at);
 
   /** `s` as UTF-8 at `at` in the buffer: the bytes written, or -1 where it does not fit. */
   #encode(s: string, at: number): number {

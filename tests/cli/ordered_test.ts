@@ -74,3 +74,29 @@ Deno.test("Ordered: memory is bounded by its budget, not by the rows added", () 
   // Newest (key 999) first; the last of key 0 by path: "/s/h/99001.json" sorts after the rest.
   assertEquals([lines[0], lines[199_999]], ["row 999", "row 99000"]);
 });
+
+Deno.test("Ordered: rows written in place (addWritten) come out as the same rows added as text", async () => {
+  const { jsonElement, writeJsonElement } = await import("../../src/cli/json_element.ts");
+  let seed = 9;
+  const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  const rows = Array.from({ length: 2000 }, (_, i) => ({
+    n: i,
+    s: rand(20) === 0 ? "é\u202e\x7f".repeat(rand(3000)) : "x".repeat(rand(2000)),
+  }));
+  for (const budget of [1 << 30, 50_000, 0]) {
+    using a = new Ordered(budget);
+    using b = new Ordered(budget);
+    for (const r of rows) {
+      a.add(r.n % 37, `/h/${r.n}.json`, jsonElement(r));
+      // A first try with no room at all: the row is asked for again with more.
+      b.addWritten(
+        r.n % 37,
+        `/h/${r.n}.json`,
+        (v, buf, at) => writeJsonElement(v, 1, buf, at),
+        r,
+        1,
+      );
+    }
+    assertEquals(collect(b, ",\n"), collect(a, ",\n"), `budget ${budget}`);
+  }
+});

@@ -23,7 +23,7 @@ import {
 } from "../list_view.ts";
 import { Ordered } from "../ordered.ts";
 import { Table, useColour } from "../table.ts";
-import { terminalJson } from "../terminal.ts";
+import { jsonElement, writeJsonElement } from "../json_element.ts";
 
 /** The terminal's width: $COLUMNS, else the terminal's own; null (no limit) into a pipe. */
 function terminalWidth(): number | null {
@@ -79,12 +79,12 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const links = new Links();
   const add = (row: Row) => {
     if (!matches(row, filter)) return;
-    const text = ctx.json
-      ? jsonElement(row)
-      : quiet
-      ? String(row.session_pid ?? "?")
-      : table!.cells(row);
-    ordered.add(sortKey(row), row.path, text);
+    if (ctx.json) ordered.addWritten(sortKey(row), row.path, writeElement, row);
+    else {ordered.add(
+        sortKey(row),
+        row.path,
+        quiet ? String(row.session_pid ?? "?") : table!.cells(row),
+      );}
   };
   // Alive sessions of this host that roster knows: --discover does not list them twice.
   const covered = new Set<number | null>();
@@ -129,22 +129,12 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   return 0;
 }
 
+/** A row's JSON element, written into Ordered's buffer as it is added. */
+const writeElement = (row: Row, buf: Uint8Array, at: number) => writeJsonElement(row, 1, buf, at);
+
 /** A row's place in the registry's order: its registration time, newest first. */
 export function sortKey(row: Row): number {
   return row.registered_at === null ? -Infinity : parseTime(row.registered_at) ?? -Infinity;
-}
-
-/**
- * One row as an element of a JSON array printed with two-space indentation, `depth` arrays
- * deep (prune's rows sit in an object's array: 2), terminal-safe. JSON.stringify indents the
- * row inside arrays of one element, which are then cut away: one native call, no re-indenting.
- */
-export function jsonElement(row: unknown, depth = 1): string {
-  let wrapped: unknown = row;
-  for (let i = 0; i < depth; i++) wrapped = [wrapped];
-  const cut = depth * (depth + 1);
-  const text = JSON.stringify(wrapped, null, 2);
-  return terminalJson(text.slice(cut, text.length - cut));
 }
 
 /**

@@ -12,7 +12,11 @@ import { heldByContinuation, loadLedger } from "../keeping.ts";
 import type { Context } from "../context.ts";
 import { Ordered } from "../ordered.ts";
 import { printable } from "../terminal.ts";
-import { jsonElement, sortKey } from "./list.ts";
+import { writeJsonElement } from "../json_element.ts";
+import { sortKey } from "./list.ts";
+
+/** A removed row's JSON element (in the report's "removed" array: two deep). */
+const writeElement = (row: Row, buf: Uint8Array, at: number) => writeJsonElement(row, 2, buf, at);
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const older = args.get("older-than");
@@ -21,15 +25,14 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const quiet = !ctx.json && args.has("quiet");
   using removed = new Ordered();
   const onRemoved = (r: Row) => {
-    removed.add(
-      sortKey(r),
-      r.path,
-      ctx.json
-        ? jsonElement(r, 2)
-        : quiet
-        ? ""
-        : `  ${r.session_pid ?? "?"}  ${r.liveness} (${r.reason})  ${printable(r.path)}`,
-    );
+    if (ctx.json) removed.addWritten(sortKey(r), r.path, writeElement, r);
+    else {
+      removed.add(
+        sortKey(r),
+        r.path,
+        quiet ? "" : `  ${r.session_pid ?? "?"}  ${r.liveness} (${r.reason})  ${printable(r.path)}`,
+      );
+    }
   };
   await loadLedger();
   const counts = await prune(
