@@ -157,10 +157,7 @@ export class Ordered {
   #writeRun() {
     if (this.#spill === null) {
       try {
-        const path = Deno.makeTempFileSync({ prefix: "roster-rows-" });
-        this.#spill = Deno.openSync(path, { read: true, write: true });
-        // Unlinked at once: nothing is left behind, whatever happens to this process.
-        Deno.removeSync(path);
+        this.#spill = spillFile();
       } catch {
         this.#inMemory = true; // no temp directory: keep the rows in memory, correct if larger
         return;
@@ -263,6 +260,23 @@ export class Ordered {
   [Symbol.dispose]() {
     this.close();
   }
+}
+
+/**
+ * A new temp file for the runs, read and written through its handle only and unlinked at once:
+ * nothing is left behind, whatever happens to this process. Opened with O_EXCL and mode 0600:
+ * Deno's temp file only reserves a fresh name, which is then made again as a new file, so that
+ * in a shared temp directory no other user's file or link put in its place can be opened (the
+ * file used to be opened again by name, which followed a link swapped in between).
+ */
+function spillFile(): Deno.FsFile {
+  const path = Deno.makeTempFileSync({ prefix: "roster-rows-" });
+  Deno.removeSync(path);
+  const file = Deno.openSync(path, { read: true, write: true, createNew: true, mode: 0o600 });
+  try {
+    Deno.removeSync(path);
+  } catch { /* moved away by someone else: still ours to use through the handle */ }
+  return file;
 }
 
 /** Rows in order, one at a time: the current row (null at the end), and the next. */

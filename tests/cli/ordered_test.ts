@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { Ordered } from "../../src/cli/ordered.ts";
 
 function collect(o: Ordered, sep = ",", map?: (t: string, tie: string) => string): string {
@@ -98,5 +98,69 @@ Deno.test("Ordered: rows written in place (addWritten) come out as the same rows
       );
     }
     assertEquals(collect(b, ",\n"), collect(a, ",\n"), `budget ${budget}`);
+  }
+});
+
+Deno.test("Ordered: the temp file is made new and private, and nothing of it is left behind", async (t) => {
+  const rows = Array.from({ length: 500 }, (_, i) => `row ${i} ${"x".repeat(i % 50)}`);
+  const expected = rows.map((r, i) => ({ r, i })).sort((a, b) => b.i - a.i).map(({ r }) => r)
+    .join("\n");
+  const tmp = Deno.makeTempDirSync();
+  const before = Deno.env.get("TMPDIR");
+  Deno.env.set("TMPDIR", tmp);
+  try {
+    await t.step("spilled: an unlinked file of mode 0600, none left in the temp directory", () => {
+      using o = new Ordered(0);
+      for (const [i, r] of rows.entries()) o.add(i, `/h/${i}.json`, r);
+      assertEquals([...Deno.readDirSync(tmp)], []);
+      if (Deno.build.os === "linux") {
+        const spill = [...Deno.readDirSync("/proc/self/fd")]
+          .map((e) => `/proc/self/fd/${e.name}`)
+          .filter((fd) => {
+            try {
+              return Deno.readLinkSync(fd).startsWith(`${tmp}/roster-rows-`);
+            } catch {
+              return false; // the directory's own fd, gone by now
+            }
+          });
+        assertEquals(spill.length, 1);
+        assertMatch(Deno.readLinkSync(spill[0]), / \(deleted\)$/);
+        assertEquals(Deno.statSync(spill[0]).mode! & 0o777, 0o600);
+      }
+      assertEquals(collect(o, "\n"), expected);
+    });
+    await t.step("a link put in the file's place is not followed: the rows stay in memory", () => {
+      const victim = `${tmp}/victim`;
+      Deno.writeTextFileSync(victim, "theirs");
+      const remove = Deno.removeSync;
+      let planted = false;
+      // The other user wins the race between the name's reservation and the file's creation.
+      Deno.removeSync = (path: string | URL, options?: Deno.RemoveOptions) => {
+        remove(path, options);
+        if (!planted && String(path).includes("roster-rows-")) {
+          planted = true;
+          Deno.symlinkSync(victim, path);
+        }
+      };
+      try {
+        using o = new Ordered(0);
+        for (const [i, r] of rows.entries()) o.add(i, `/h/${i}.json`, r);
+        assert(planted);
+        assertEquals(collect(o, "\n"), expected);
+      } finally {
+        Deno.removeSync = remove;
+      }
+      assertEquals(Deno.readTextFileSync(victim), "theirs");
+    });
+    await t.step("no temp directory: the rows stay in memory", () => {
+      Deno.env.set("TMPDIR", `${tmp}/missing`);
+      using o = new Ordered(0);
+      for (const [i, r] of rows.entries()) o.add(i, `/h/${i}.json`, r);
+      assertEquals(collect(o, "\n"), expected);
+    });
+  } finally {
+    if (before === undefined) Deno.env.delete("TMPDIR");
+    else Deno.env.set("TMPDIR", before);
+    Deno.removeSync(tmp, { recursive: true });
   }
 });
