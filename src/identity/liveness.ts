@@ -151,8 +151,13 @@ export class LivenessJudge {
   /** The verdict on `identity`; `fresh` probes again rather than reuse this call's answer. */
   verdict(identity: ProcessIdentity & { session_id?: string | null }, fresh = false): Verdict {
     // judgeLiveness's two halves called directly: no closures made per record.
+    // A pid the process table's listing proves gone is not probed: dead is for good, so the
+    // answer holds for a fresh probe too (process/types.ts exitedBefore).
+    const token = identity.start_token;
     const judged = placeVerdict(identity, this.here) ??
-      processVerdict(identity, this.probe(identity.session_pid, fresh), this.#compare);
+      (token !== null && this.backend.exitedBefore?.(identity.session_pid, token) === true
+        ? EXITED
+        : processVerdict(identity, this.probe(identity.session_pid, fresh), this.#compare));
     return ownSessionVerdict(judged, identity.session_id, this.declared);
   }
 

@@ -78,6 +78,11 @@ export interface Libc {
   fstat(fd: number): Stat | null;
   /** A directory opened without following a link, read one entry at a time. */
   openDir(path: string): Dir;
+  /**
+   * The numeric names in directory `path` (the pids /proc lists), read straight from the
+   * entries' bytes, no string made; null when it cannot be read or holds more than `limit`.
+   */
+  readPids(path: string, limit: number): Set<number> | null;
 }
 
 export interface Dir extends Disposable {
@@ -231,6 +236,39 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
         close,
         [Symbol.dispose]: close,
       };
+    },
+    readPids(path, limit) {
+      const fd = s.open(cString(path), O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) return null;
+      const pids = new Set<number>();
+      const buf = new Uint8Array(DENTS_BUFFER);
+      const view = new DataView(buf.buffer);
+      try {
+        for (;;) {
+          const n = Number(s.getdents64(fd, buf, DENTS_COUNT));
+          if (n < 0) return null;
+          if (n === 0) return pids;
+          for (let at = 0; at < n;) {
+            const length = view.getUint16(at + D_RECLEN, true);
+            // A pid: 1 to 15 digits, the first not 0 (no name in /proc is a number otherwise).
+            let pid = 0;
+            let i = at + D_NAME;
+            const end = at + length;
+            for (; i < end && i < at + D_NAME + 16; i++) {
+              const b = buf[i];
+              if (b < 48 || b > 57) break;
+              pid = pid * 10 + b - 48;
+            }
+            if (buf[i] === 0 && i > at + D_NAME && buf[at + D_NAME] !== 48) {
+              if (pids.size >= limit) return null;
+              pids.add(pid);
+            }
+            at = end;
+          }
+        }
+      } finally {
+        s.close(fd);
+      }
     },
   };
 }

@@ -138,6 +138,31 @@ export function normaliseStartTime(starttime: string, offsetTicks: bigint): stri
   return offsetTicks === 0n ? starttime : String(BigInt(starttime) - offsetTicks);
 }
 
+/** Gone pids a call probes before it lists the process table instead (linuxBackend). */
+export const LISTING_AFTER = 256;
+/** A process table larger than this is not listed: its pids would cost more than their opens. */
+const LISTING_LIMIT = 1 << 18;
+
+/**
+ * /proc/uptime's first field ("350.12 ...": seconds since boot, two decimals) in clock ticks,
+ * rounded down as the kernel rounds a start time; null for any other shape.
+ */
+export function parseUptimeTicks(text: string): number | null {
+  const dot = text.indexOf(".");
+  if (dot < 1 || dot > 12 || !isDigits(text, 0, dot) || !isDigits(text, dot + 1, dot + 3)) {
+    return null;
+  }
+  const after = text.charCodeAt(dot + 3);
+  if (after !== 32 && after !== 10) return null;
+  return Number(text.slice(0, dot)) * CLK_TCK + Number(text.slice(dot + 1, dot + 3));
+}
+
+/** A Linux start token (normalised clock ticks: 1 to 15 digits) as a number; null otherwise. */
+export function tokenTicks(token: string): number | null {
+  if (token.length === 0 || token.length > 15 || !isDigits(token, 0, token.length)) return null;
+  return Number(token);
+}
+
 /** Zombie (Z) or dead (X, and x on 2.6.33 to 3.13). */
 export function isDeadState(state: string): boolean {
   return state === "Z" || state === "X" || state === "x";
@@ -326,6 +351,50 @@ export function linuxBackend(procRoot = "/proc") {
     return hiddenCache;
   }
 
+  /**
+   * Gone pids found by a failed open through libc this call. Past LISTING_AFTER of them, one
+   * listing of the process table (`listing()`) answers for the rest: `list` and `prune` over a
+   * store of thousands of exited sessions then pay one getdents64 pass over /proc instead of a
+   * failed open(2) per record. Hooks never load libc, so they never list.
+   */
+  let gone = 0;
+  /** The listing: undefined before it is taken, null where it cannot be trusted or read. */
+  let snapshot: { pids: Set<number>; uptime: number } | null | undefined;
+
+  /**
+   * The pids in procRoot, with the uptime (clock ticks since boot, this reader's offset taken
+   * off as start tokens are) read BEFORE the listing began. A process that started before that
+   * reading and still ran while the listing passed its pid is in the listing (getdents64 over
+   * /proc walks every thread group leader that exists throughout the walk), so a pid it lacks
+   * whose recorded start time is earlier names a process that has exited: dead is for good,
+   * whatever holds the pid later. Never where hidepid= may hide other users' processes (a pid
+   * missing from the listing proves nothing there), and never past LISTING_LIMIT processes.
+   */
+  function listing(): { pids: Set<number>; uptime: number } | null {
+    const c = loadedLibc();
+    if (c === null || mayHide()) return null;
+    let uptime: number | null;
+    try {
+      uptime = parseUptimeTicks(Deno.readTextFileSync(`${procRoot}/uptime`));
+    } catch {
+      return null;
+    }
+    if (uptime === null) return null;
+    const pids = c.readPids(procRoot, LISTING_LIMIT);
+    return pids === null ? null : { pids, uptime: uptime - Number(boottimeOffset()) };
+  }
+
+  function exitedBefore(pid: number, token: string): boolean {
+    if (snapshot === undefined) {
+      if (gone < LISTING_AFTER) return false;
+      snapshot = listing();
+    }
+    if (snapshot === null || snapshot.pids.has(pid)) return false;
+    const ticks = tokenTicks(token);
+    // One tick of margin beyond the strict bound (both clocks count whole ticks down).
+    return ticks !== null && ticks + 1 < snapshot.uptime;
+  }
+
   /** `<procRoot>/`, then a pid's digits and `/stat` and a NUL: the path libc opens. */
   const statPrefix = new TextEncoder().encode(`${procRoot}/`);
   const statPath = new Uint8Array(statPrefix.length + 32);
@@ -346,7 +415,11 @@ export function linuxBackend(procRoot = "/proc") {
       for (let i = 0; i < digits.length; i++) statPath[end++] = digits.charCodeAt(i);
       for (let i = 0; i < STAT_SUFFIX.length; i++) statPath[end++] = STAT_SUFFIX[i];
       const fd = c.openPath(statPath, 0);
-      if (fd === -ENOENT || fd === -ESRCH || fd === -EACCES || fd === -EPERM) return fd;
+      if (fd === -ENOENT || fd === -ESRCH) {
+        gone++;
+        return fd;
+      }
+      if (fd === -EACCES || fd === -EPERM) return fd;
       if (fd >= 0) {
         try {
           const n = c.read(fd, procBuf);
@@ -469,6 +542,7 @@ export function linuxBackend(procRoot = "/proc") {
     machineId,
     pidNamespace,
     command,
+    exitedBefore,
     compareTokens: exactTokens,
   } satisfies ProcessBackend;
 }

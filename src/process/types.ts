@@ -48,6 +48,13 @@ export interface ProcessBackend {
   /** Identifies the pid namespace (Linux `pid:[N]`); absent or null where there is none. */
   pidNamespace?(): string | null;
   command(pid: number): ProcessCommand;
+  /**
+   * True only where the process that held `pid` under start token `token` is known to have
+   * exited without a probe of its own: it started before a listing of the process table that
+   * does not show `pid` (Linux, once a call has probed enough gone pids that one listing costs
+   * less than their failed opens). False means "probe it", never "alive". Absent elsewhere.
+   */
+  exitedBefore?(pid: number, token: string): boolean;
   compareTokens(recorded: string, current: string): TokenMatch;
 }
 
