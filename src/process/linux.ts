@@ -157,6 +157,17 @@ export function parseUptimeTicks(text: string): number | null {
   return Number(text.slice(0, dot)) * CLK_TCK + Number(text.slice(dot + 1, dot + 3));
 }
 
+/** /proc/loadavg's task count ("0.20 0.18 0.12 1/80 11206": 80); null for any other shape. */
+export function parseLoadavgTasks(text: string): number | null {
+  const fields = text.split(" ");
+  const slash = fields.length < 5 ? -1 : fields[3].indexOf("/");
+  if (slash < 1) return null;
+  const total = fields[3].slice(slash + 1);
+  return total.length > 0 && total.length <= 15 && isDigits(total, 0, total.length)
+    ? Number(total)
+    : null;
+}
+
 /** A Linux start token (normalised clock ticks: 1 to 15 digits) as a number; null otherwise. */
 export function tokenTicks(token: string): number | null {
   if (token.length === 0 || token.length > 15 || !isDigits(token, 0, token.length)) return null;
@@ -384,15 +395,39 @@ export function linuxBackend(procRoot = "/proc") {
     return pids === null ? null : { pids, uptime: uptime - Number(boottimeOffset()) };
   }
 
+  /**
+   * How many gone pids pay for a listing: a listed process costs about half what a failed
+   * open and its judging do (getdents64 of /proc makes each entry's dentry), so the listing
+   * waits until the gone pids seen would have paid for it (the tasks /proc/loadavg counts,
+   * threads included, halved; at least LISTING_AFTER). A host of many processes and a store of
+   * few exited sessions then never lists; a store of many exited sessions lists once.
+   */
+  let listAt = LISTING_AFTER;
+  let sized = false;
+
   function exitedBefore(pid: number, token: string): boolean {
     if (snapshot === undefined) {
-      if (gone < LISTING_AFTER) return false;
+      if (gone < listAt) return false;
+      if (!sized) {
+        sized = true;
+        listAt = listingThreshold();
+        if (gone < listAt) return false;
+      }
       snapshot = listing();
     }
     if (snapshot === null || snapshot.pids.has(pid)) return false;
     const ticks = tokenTicks(token);
     // One tick of margin beyond the strict bound (both clocks count whole ticks down).
     return ticks !== null && ticks + 1 < snapshot.uptime;
+  }
+
+  function listingThreshold(): number {
+    try {
+      const tasks = parseLoadavgTasks(Deno.readTextFileSync(`${procRoot}/loadavg`));
+      return tasks === null ? Infinity : Math.max(LISTING_AFTER, Math.ceil(tasks / 2));
+    } catch {
+      return Infinity;
+    }
   }
 
   /** `<procRoot>/`, then a pid's digits and `/stat` and a NUL: the path libc opens. */

@@ -7,6 +7,7 @@ import { assert, assertEquals } from "../assert.ts";
 import {
   linuxBackend,
   LISTING_AFTER,
+  parseLoadavgTasks,
   parseStat,
   parseUptimeTicks,
   tokenTicks,
@@ -27,6 +28,12 @@ Deno.test("parseUptimeTicks and tokenTicks", async (t) => {
   await t.step("any other shape is no uptime", () => {
     for (const bad of ["", "350 600", ".12 1", "350.1 2", "350.123 1", "-5.00 1", "3a.00 1"]) {
       assertEquals(parseUptimeTicks(bad), null, JSON.stringify(bad));
+    }
+  });
+  await t.step("loadavg's task count", () => {
+    assertEquals(parseLoadavgTasks("0.20 0.18 0.12 1/80 11206\n"), 80);
+    for (const bad of ["", "0.20 0.18 0.12 80 11206", "0.20 0.18 0.12 1/ 1", "a b c 1/x 2"]) {
+      assertEquals(parseLoadavgTasks(bad), null, JSON.stringify(bad));
     }
   });
   await t.step("tokens: digits only", () => {
@@ -50,6 +57,7 @@ async function fixtureProc(pids: number[], mountinfo: string) {
   Deno.mkdirSync(`${root.path}/self`);
   Deno.writeTextFileSync(`${root.path}/self/mountinfo`, mountinfo);
   Deno.writeTextFileSync(`${root.path}/uptime`, "50.00 10.00\n");
+  Deno.writeTextFileSync(`${root.path}/loadavg`, "0.20 0.18 0.12 1/80 11206\n");
   // Names that are no pid: the listing must not take them for one.
   for (const name of ["self", "0123", "12x", "1234567890123456"]) {
     Deno.mkdirSync(`${root.path}/${name}`, { recursive: true });
@@ -97,6 +105,22 @@ Deno.test({ name: "exitedBefore over a fixture /proc", ignore: NO_LIBC }, async 
   });
 });
 
+Deno.test({
+  name: "a host of many processes lists only once the gone pids would have paid for it",
+  ignore: NO_LIBC,
+}, async () => {
+  await using root = await fixtureProc([100], "");
+  Deno.writeTextFileSync(`${root.path}/self/mountinfo`, plainProc(root.path));
+  Deno.writeTextFileSync(`${root.path}/loadavg`, "9.00 9.00 9.00 3/2000 99999\n");
+  const b = linuxBackend(root.path);
+  probeGone(b, LISTING_AFTER);
+  assertEquals(b.exitedBefore(300, "10"), false);
+  probeGone(b, 999 - LISTING_AFTER, 700_000);
+  assertEquals(b.exitedBefore(300, "10"), false);
+  probeGone(b, 1, 600_000);
+  assertEquals(b.exitedBefore(300, "10"), true);
+});
+
 Deno.test({ name: "no listing where /proc may hide processes", ignore: NO_LIBC }, async (t) => {
   for (
     const [label, mountinfo] of [
@@ -116,6 +140,14 @@ Deno.test({ name: "no listing where /proc may hide processes", ignore: NO_LIBC }
       assertEquals(b.exitedBefore(300, "10"), false);
     });
   }
+  await t.step("no loadavg to size the listing by", async () => {
+    await using root = await fixtureProc([100], "");
+    Deno.writeTextFileSync(`${root.path}/self/mountinfo`, plainProc(root.path));
+    Deno.removeSync(`${root.path}/loadavg`);
+    const b = linuxBackend(root.path);
+    probeGone(b, LISTING_AFTER + 10);
+    assertEquals(b.exitedBefore(300, "10"), false);
+  });
   await t.step("no uptime to read", async () => {
     await using root = await fixtureProc([100], "");
     Deno.writeTextFileSync(`${root.path}/self/mountinfo`, plainProc(root.path));
@@ -125,6 +157,12 @@ Deno.test({ name: "no listing where /proc may hide processes", ignore: NO_LIBC }
     assertEquals(b.exitedBefore(300, "10"), false);
   });
 });
+
+/** Gone pids enough for this host's listing: its task count (twice the threshold) at least. */
+function gonePidsToList(): number {
+  const tasks = parseLoadavgTasks(Deno.readTextFileSync("/proc/loadavg")) ?? 0;
+  return Math.max(LISTING_AFTER, tasks);
+}
 
 /** The start token roster records for a live pid. */
 const tokenOf = (pid: number) => parseStat(Deno.readTextFileSync(`/proc/${pid}/stat`))!.starttime;
@@ -145,7 +183,7 @@ Deno.test({ name: "exitedBefore on the real /proc", ignore: NO_LIBC }, async (t)
   await new Promise((r) => setTimeout(r, 100));
   // Gone pids above pid_max: no process can hold them while the test runs.
   const pidMax = Number(Deno.readTextFileSync("/proc/sys/kernel/pid_max").trim());
-  probeGone(b, LISTING_AFTER, pidMax + 1);
+  probeGone(b, gonePidsToList(), pidMax + 1);
   await t.step("a live process started before the listing is never called exited", () => {
     assertEquals(b.exitedBefore(before.pid, beforeToken), false);
     assertEquals(b.exitedBefore(Deno.pid, tokenOf(Deno.pid)), false);
@@ -197,7 +235,7 @@ Deno.test({
   const live = JSON.parse(Deno.readTextFileSync(`${dir}/${a.pid}.json`));
   // More exited sessions than LISTING_AFTER, on pids above pid_max that nothing can hold.
   const pidMax = Number(Deno.readTextFileSync("/proc/sys/kernel/pid_max").trim());
-  const dead = LISTING_AFTER + 100;
+  const dead = gonePidsToList() + 100;
   for (let i = 1; i <= dead; i++) {
     writeJson(`${dir}/${pidMax + i}.json`, { ...live, session_pid: pidMax + i, start_token: "1" });
   }
