@@ -263,3 +263,41 @@ Deno.test({
     assertEquals(names.sort(), [`${a.pid}.json`, `${b.pid}.json`].sort());
   });
 });
+
+/** Whether `unshare --time` works here (root, a 5.6+ kernel). */
+function canUnshareTime(): boolean {
+  try {
+    return new Deno.Command("unshare", {
+      args: ["--time", "--boottime", "1000", "true"],
+      stdout: "null",
+      stderr: "null",
+    }).outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name: "in a time namespace ahead of the host, a process started after the listing is probed",
+  ignore: NO_LIBC || !canUnshareTime(),
+}, async () => {
+  // The uptime the namespace shows runs 100,000 s ahead; start tokens come without the offset,
+  // so the listing's uptime must too, or every later process would read as started before it.
+  const child = new URL("./listing_child.ts", import.meta.url).pathname;
+  const out = await new Deno.Command("unshare", {
+    args: [
+      "--time",
+      "--boottime",
+      "100000",
+      Deno.execPath(),
+      "run",
+      "-A",
+      child,
+      String(gonePidsToList()),
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert(out.success, new TextDecoder().decode(out.stderr));
+  assertEquals(JSON.parse(new TextDecoder().decode(out.stdout)), { exited: true, late: false });
+});
