@@ -178,6 +178,22 @@ export interface Sleeper extends AsyncDisposable {
   kill(): Promise<void>;
 }
 
+/**
+ * `command.spawn()`, again after a moment when the program is "busy" (ETXTBSY): a program the
+ * test has just written is busy while any other thread of the test runner forks, since the child
+ * holds the write handle until its own exec. Parallel tests fork all the time.
+ */
+export async function spawnWritten(command: Deno.Command): Promise<Deno.ChildProcess> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return command.spawn();
+    } catch (err) {
+      if (attempt >= 50 || !String((err as Error)?.message).includes("os error 26")) throw err;
+      await sleep(20);
+    }
+  }
+}
+
 /** A real child process that lives until killed. */
 export function spawnSleeper(seconds = 300): Sleeper {
   return spawnKillable("sleep", [String(seconds)]);

@@ -11,6 +11,7 @@ import {
   roster,
   rosterJson,
   spawnSleeper,
+  spawnWritten,
   spawnZombie,
   tempDir,
   writeJson,
@@ -100,13 +101,15 @@ Deno.test("register finds a fake harness named claude among its ancestors", asyn
     .map((a) => `'${a}'`).join(" ");
   const env = cleanEnv();
   // `; true` keeps the fake harness from exec-ing into its child.
-  const child2 = new Deno.Command(fake, {
-    args: ["-c", `${cmd}; true`],
-    stdout: "piped",
-    stderr: "piped",
-    env,
-    clearEnv: true,
-  }).spawn();
+  const child2 = await spawnWritten(
+    new Deno.Command(fake, {
+      args: ["-c", `${cmd}; true`],
+      stdout: "piped",
+      stderr: "piped",
+      env,
+      clearEnv: true,
+    }),
+  );
   const out2 = await child2.output();
   assertEquals(out2.code, 0, new TextDecoder().decode(out2.stderr));
   assertSchema(["register", "--json"], new TextDecoder().decode(out2.stdout));
