@@ -1,6 +1,8 @@
 /**
  * `deno task bench`: roster against its floors, every figure a ratio to a floor measured in
- * the same run: start-up against a hello world started the same way, `list` and `prune`
+ * the same run: start-up against a hello world started the same way (from the bundle that
+ * `deno compile` embeds, scripts/bundle.ts, built fresh into this run's work dir so it cannot be
+ * stale, and, for information, from the sources), `list` and `prune`
  * against small C programs (scripts/floor/*.c, built here with the system compiler) that read
  * the same files and /proc entries, and against the same calls made from Deno through FFI
  * (scripts/floor/*_ffi.ts: the runtime's own floor), each floor checked to judge the store as
@@ -18,6 +20,7 @@
 import { linuxBackend, parseStat } from "../src/process/linux.ts";
 import { placeDirName } from "../src/registry/layout.ts";
 import { V8_FLAGS } from "./build.ts";
+import { bundle, ENTRY } from "./bundle.ts";
 import { aliveCount, buildFloors, ffiFloor, recordNames, stdoutOf } from "./floor/floors.ts";
 import { median } from "./stats.ts";
 
@@ -358,12 +361,23 @@ async function main() {
     if (typeof floors === "string") {
       notes.push(`C floors and CPU times: skipped, ${floors}; figures are wall-clock times`);
     } else stopwatch = floors.cputime;
+    // The bundle first: a bench of a tree whose bundle fails measures nothing.
+    const bundled = `${work}/bundle`;
+    await bundle({ out: bundled, verbose: false, help: false });
     const hello = `${work}/hello.ts`;
     Deno.writeTextFileSync(hello, 'console.log("hello");\n');
     const deno = Deno.execPath();
     // Both started the way roster ships: the same V8 flags as the compiled binaries.
     const floorCmd: Cmd = [deno, "run", "-A", ...V8_FLAGS, hello];
     const roster = (...args: string[]): Cmd => [deno, "run", "-A", ...V8_FLAGS, MAIN, ...args];
+    const fromBundle = (...args: string[]): Cmd => [
+      deno,
+      "run",
+      "-A",
+      ...V8_FLAGS,
+      `${bundled}/${ENTRY}`,
+      ...args,
+    ];
 
     const sizes = [...opts.sizes].sort((a, b) => a - b);
     const maxSize = sizes[sizes.length - 1];
@@ -392,22 +406,25 @@ async function main() {
     const unregRecord = record(unreg, starttime(unreg), 0);
     const restoreUnreg = () =>
       Deno.writeTextFileSync(`${hostDir(one)}/${unreg}.json`, unregRecord, { mode: 0o600 });
+    // Each hook command twice, from the bundle and from the sources, in the same rounds.
+    const verdicts = [0, 10, 11, 12, 13]; // continuation-check's answers
+    const hooks: [string, string[], number[]?][] = [
+      ["version", ["--version"]],
+      ["register", ["register", "--pid", `${spare[0]}`, "--home", one, "-q"]],
+      ["unregister", ["unregister", "--pid", `${unreg}`, "--home", one, "-q"]],
+      ["check", ["check", `${spare[0]}`, "--home", one]],
+      ["whoami", ["whoami", "--home", one]],
+      ["continuation-check", ["continuation-check", "--key", "bench", "--home", one], verdicts],
+    ];
     const start = await interleaved([
       { name: "floor", cmd: floorCmd },
-      { name: "version", cmd: roster("--version") },
-      { name: "register", cmd: roster("register", "--pid", `${spare[0]}`, "--home", one, "-q") },
-      {
-        name: "unregister",
-        cmd: roster("unregister", "--pid", `${unreg}`, "--home", one, "-q"),
-        before: restoreUnreg,
-      },
-      { name: "check", cmd: roster("check", `${spare[0]}`, "--home", one) },
-      { name: "whoami", cmd: roster("whoami", "--home", one) },
-      {
-        name: "continuation-check",
-        cmd: roster("continuation-check", "--key", "bench", "--home", one),
-        codes: [0, 10, 11, 12, 13],
-      },
+      ...hooks.flatMap(([name, args, codes]): Case[] => {
+        const before = name === "unregister" ? restoreUnreg : undefined;
+        return [
+          { name: `bundle ${name}`, cmd: fromBundle(...args), before, codes },
+          { name: `source ${name}`, cmd: roster(...args), before, codes },
+        ];
+      }),
     ], opts.runs);
     const floor = start.get("floor")!;
     notes.push(
@@ -415,25 +432,37 @@ async function main() {
         `${stopwatch === null ? "wall" : "CPU"} (median); load average at the start ${loadStart}`,
     );
     row("hello world, `deno run` (start-up floor)", `${fmt(floor)} ms`, "", "", "", "");
-    for (
-      const [name, label] of [
-        ["version", "`roster --version`"],
-        ["register", "`register --quiet`"],
-        ["unregister", "`unregister --quiet`"],
-        ["check", "`check PID`"],
-        ["whoami", "`whoami`"],
-        ["continuation-check", "`continuation-check --key K`"],
-      ]
-    ) {
-      const r = start.get(name)! / floor;
+    const labels: [string, string][] = [
+      ["version", "`roster --version`"],
+      ["register", "`register --quiet`"],
+      ["unregister", "`unregister --quiet`"],
+      ["check", "`check PID`"],
+      ["whoami", "`whoami`"],
+      ["continuation-check", "`continuation-check --key K`"],
+    ];
+    // The target's rows: the bundle is what `deno compile` embeds (scripts/build.ts).
+    for (const [name, label] of labels) {
+      const r = start.get(`bundle ${name}`)! / floor;
       row(
-        `start-up: ${label}`,
-        `${fmt(start.get(name)!)} ms`,
+        `start-up: ${label}, the bundle (what \`deno compile\` embeds)`,
+        `${fmt(start.get(`bundle ${name}`)!)} ms`,
         `${fmt(floor)} ms`,
         ratio(r),
-        ratio(start.wall(name) / start.wall("floor")),
+        ratio(start.wall(`bundle ${name}`) / start.wall("floor")),
         "<= 1.25x",
         verdict(r, 1.25),
+      );
+    }
+    // For information: `deno run main.ts`, the TypeScript sources (tests, `deno task roster`).
+    for (const [name, label] of labels) {
+      row(
+        `start-up: ${label}, from the sources`,
+        `${fmt(start.get(`source ${name}`)!)} ms`,
+        `${fmt(floor)} ms`,
+        ratio(start.get(`source ${name}`)! / floor),
+        ratio(start.wall(`source ${name}`) / start.wall("floor")),
+        "",
+        "",
       );
     }
 

@@ -4,13 +4,16 @@
  *
  *   deno task compile [--target host|all|<target>] [--out DIR] [--verbose]
  *
- * The version needs no stamping: src/version.ts imports deno.json, so it is compiled in. Every
- * module under src/ is passed with --include: commands, OS backends and the other modules loaded
- * on demand are imported through a specifier in a variable (src/cli/spec.ts lazy()), which deno
- * compile does not follow by itself. Where the compile base (denort) cannot be downloaded,
- * DENORT_BIN names a local one; deno compile reads that variable itself.
+ * What is compiled is the code-split bundle (scripts/bundle.ts), built fresh into a temp dir for
+ * each build: each command then compiles only its own JavaScript at start-up, where main.ts and
+ * its TypeScript modules cost by the byte, comments included (docs/performance.md). The
+ * bundle's chunks import each other through a specifier in a variable, which deno compile does
+ * not follow by itself, so every chunk is passed with --include. The version needs no stamping:
+ * src/version.ts imports deno.json, which the bundle inlines. Where the compile base (denort)
+ * cannot be downloaded, DENORT_BIN names a local one; deno compile reads that variable itself.
  */
 import { VERSION } from "../src/version.ts";
+import { bundle, BundleError, ENTRY } from "./bundle.ts";
 
 export const TARGETS = [
   "x86_64-unknown-linux-gnu",
@@ -83,38 +86,22 @@ export function permissionsFor(target: Target): string[] {
 export const V8_FLAGS = ["--v8-flags=--no-lazy,--max-semi-space-size=2"];
 
 /**
- * Every module under src/ (paths relative to the repo root, sorted): what a binary must embed
- * besides main.ts's static imports, since the modules loaded on demand are named by variables.
+ * deno compile's arguments, run in the bundle's directory: its main.js, every other chunk with
+ * --include. --no-config: the bundle needs no configuration (deno.json is inlined), and none
+ * found above a temp dir may change it.
  */
-export function sourceModules(root: string = ROOT): string[] {
-  const found: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of Deno.readDirSync(`${root}${dir}`)) {
-      const path = `${dir}/${entry.name}`;
-      if (entry.isDirectory) walk(path);
-      else if (entry.isFile && entry.name.endsWith(".ts")) found.push(path);
-    }
-  };
-  walk("src");
-  return found.sort();
-}
-
-export function compileArgs(
-  target: Target,
-  output: string,
-  modules: readonly string[] = sourceModules(),
-): string[] {
+export function compileArgs(target: Target, output: string, chunks: readonly string[]): string[] {
   return [
     "compile",
-    "--frozen",
+    "--no-config",
     "--target",
     target,
     "--output",
     output,
     ...permissionsFor(target),
     ...V8_FLAGS,
-    ...modules.flatMap((m) => ["--include", m]),
-    "main.ts",
+    ...chunks.filter((c) => c !== ENTRY).flatMap((c) => ["--include", c]),
+    ENTRY,
   ];
 }
 
@@ -206,10 +193,11 @@ async function compileOne(
   output: string,
   opts: Options,
   denortBin: string | undefined,
+  bundled: { dir: string; files: readonly string[] },
 ): Promise<void> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: compileArgs(target, output),
-    cwd: ROOT,
+    args: compileArgs(target, output, bundled.files),
+    cwd: bundled.dir,
     env: denortBin ? { NO_COLOR: "1", DENORT_BIN: denortBin } : { NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
@@ -224,14 +212,19 @@ async function compileOne(
         "set DENORT_BIN to a local denort binary",
     );
   }
-  if (/lockfile is out of date/i.test(log)) {
-    throw new BuildError(
-      "deno.lock is out of date and the build is --frozen: update it on purpose",
-    );
-  }
   const via = denortBin ? ` with DENORT_BIN=${denortBin}` : "";
   const more = opts.verbose ? "" : "; run with --verbose for its output";
   throw new BuildError(`deno compile failed for ${target}${via} (exit ${out.code})${more}`);
+}
+
+/** The bundle in `dir`; its failure is the build's, in the same one line. */
+async function bundleFor(dir: string, verbose: boolean): Promise<string[]> {
+  try {
+    return await bundle({ out: dir, verbose, help: false });
+  } catch (err) {
+    if (err instanceof BundleError) throw new BuildError(`bundle: ${err.message}`);
+    throw err;
+  }
 }
 
 export async function build(opts: Options): Promise<void> {
@@ -243,14 +236,21 @@ export async function build(opts: Options): Promise<void> {
   // A stale SHA256SUMS beside half-rebuilt binaries would be wrong; none beats a wrong one.
   await Deno.remove(sumsPath).catch(() => {});
   const sums: { name: string; sha256: string }[] = [];
-  for (const target of targets) {
-    const name = outputName(target);
-    await compileOne(target, `${opts.out}/${name}`, opts, denortBin);
-    const bytes = await Deno.readFile(`${opts.out}/${name}`);
-    sums.push({ name, sha256: await sha256Hex(bytes) });
-    console.log(
-      `built ${opts.out}/${name} (roster ${VERSION}, ${(bytes.length / 1e6).toFixed(1)} MB)`,
-    );
+  // Fresh for every build, outside the output: a bundle left from before cannot be shipped.
+  const dir = await Deno.makeTempDir({ prefix: "roster-build-" });
+  try {
+    const files = await bundleFor(dir, opts.verbose);
+    for (const target of targets) {
+      const name = outputName(target);
+      await compileOne(target, `${opts.out}/${name}`, opts, denortBin, { dir, files });
+      const bytes = await Deno.readFile(`${opts.out}/${name}`);
+      sums.push({ name, sha256: await sha256Hex(bytes) });
+      console.log(
+        `built ${opts.out}/${name} (roster ${VERSION}, ${(bytes.length / 1e6).toFixed(1)} MB)`,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
   const tmp = `${sumsPath}.tmp-${Deno.pid}`;
   await Deno.writeTextFile(tmp, formatSha256Sums(sums));

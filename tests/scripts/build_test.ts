@@ -1,7 +1,7 @@
 /**
- * scripts/build.ts: its pure helpers (targets, baked permissions, SHA256SUMS), every module
- * loaded on demand passed with --include, and the script itself where the compile base cannot be downloaded
- * and where DENORT_BIN supplies one.
+ * scripts/build.ts: its pure helpers (targets, baked permissions, SHA256SUMS), the bundle's
+ * main.js compiled with every chunk passed with --include, and the script itself where the
+ * compile base cannot be downloaded and where DENORT_BIN supplies one.
  */
 import { assert, assertEquals, assertMatch, assertThrows } from "../assert.ts";
 import { run, tempDir } from "../helpers.ts";
@@ -16,7 +16,6 @@ import {
   permissionsFor,
   resolveTargets,
   sha256Hex,
-  sourceModules,
   TARGETS,
   V8_FLAGS,
 } from "../../scripts/build.ts";
@@ -71,12 +70,13 @@ Deno.test("build helpers", async (t) => {
   });
 
   await t.step(
-    "compile arguments: frozen lockfile, the target, its permissions, V8 flags, every module, main.ts",
+    "compile arguments: no config, the target, its permissions, V8 flags, every chunk, main.js",
     () => {
-      const args = compileArgs("x86_64-apple-darwin", "/o/roster-x86_64-apple-darwin");
+      const chunks = ["chunk-A.js", "main.js", "check-B.js"];
+      const args = compileArgs("x86_64-apple-darwin", "/o/roster-x86_64-apple-darwin", chunks);
       assertEquals(args.slice(0, 6), [
         "compile",
-        "--frozen",
+        "--no-config",
         "--target",
         "x86_64-apple-darwin",
         "--output",
@@ -84,23 +84,15 @@ Deno.test("build helpers", async (t) => {
       ]);
       const flags = [...permissionsFor("x86_64-apple-darwin"), ...V8_FLAGS];
       assertEquals(args.slice(6, 6 + flags.length), flags);
-      // Commands and OS backends are imported through variables, which deno compile does not
-      // follow: each module under src/ is included by name.
-      const modules = sourceModules();
-      assertEquals(
-        args.slice(6 + flags.length, -1),
-        modules.flatMap((m) => ["--include", m]),
-      );
-      for (
-        const m of [
-          "src/cli/commands/register.ts",
-          "src/process/linux.ts",
-          "src/process/windows.ts",
-          "src/continuation/ledger.ts",
-        ]
-      ) assert(modules.includes(m), m);
-      assert(modules.every((m) => m.startsWith("src/") && m.endsWith(".ts")));
-      assertEquals(args.at(-1), "main.ts");
+      // The chunks import each other through variables (scripts/bundle.ts deferChunkImports),
+      // which deno compile does not follow: each is included by name, the entry last.
+      assertEquals(args.slice(6 + flags.length), [
+        "--include",
+        "chunk-A.js",
+        "--include",
+        "check-B.js",
+        "main.js",
+      ]);
     },
   );
 
@@ -169,26 +161,6 @@ Deno.test("every way of running roster carries the binaries' V8 flags", async ()
   }
 });
 
-Deno.test("every module loaded on demand is embedded in the binaries", async () => {
-  // Lazy imports name their module in a variable (src/cli/spec.ts lazy()), which deno compile
-  // does not follow: each module a specifier string names must be among the --include list.
-  const files = ["main.ts", ...sourceModules()];
-  const embedded = new Set(sourceModules());
-  let lazy = 0;
-  for (const f of files) {
-    const text = await Deno.readTextFile(new URL(f, ROOT));
-    for (const line of text.split("\n")) {
-      if (/^\s*(import|export)\b/.test(line) || /\bfrom\s+"/.test(line)) continue; // static
-      for (const m of line.matchAll(/(?<!typeof import\()"(\.{1,2}\/[^"]+\.ts)"/g)) {
-        lazy++;
-        const path = new URL(m[1], new URL(f, ROOT)).href.slice(ROOT.href.length);
-        assert(embedded.has(path), `${f}: ${m[1]} (${path}) is not passed to deno compile`);
-      }
-    }
-  }
-  assert(lazy > 30, `expected roster's lazy imports to be found, found ${lazy}`);
-});
-
 const TASK_PERMS = ["--allow-read", "--allow-write", "--allow-env", "--allow-run", "--allow-net"];
 
 async function runBuild(args: string[], env: Record<string, string>) {
@@ -242,6 +214,7 @@ Deno.test({
       await Deno.readTextFile(`${out.path}/SHA256SUMS`),
       `${await sha256Hex(bytes)}  ${name}\n`,
     );
+    // The bundle was built in a temp dir of its own: nothing of it is left in the output.
     assertEquals(
       [...Deno.readDirSync(out.path)].map((e) => e.name).sort(),
       [name, "SHA256SUMS"].sort(),

@@ -1,0 +1,296 @@
+/**
+ * `deno task bundle`: roster as a code-split ESM bundle (dist/bundle/ by default): main.js plus
+ * one chunk per lazily loaded module and per group of modules they share, so each command
+ * compiles only its own JavaScript. This is what `deno compile` embeds (scripts/build.ts) and
+ * what the benchmark measures as the shipped start-up.
+ *
+ *   deno task bundle [--out DIR] [--verbose]
+ *
+ * roster imports its lazy modules through variables (src/cli/spec.ts lazy(): `deno run` from
+ * source would read every module a literal import names before main runs), and esbuild, under
+ * `deno bundle`, does not follow a variable. So the bundler's input is a copy of main.ts,
+ * deno.json and src/ in which every `import(variable)` becomes a choice among literal imports
+ * of the modules its file names in a `typeof import("...")` (the type argument every such site
+ * carries for `deno check`): literalImports(). The sources stay as they are. esbuild's output is
+ * then scanned: an `import(` whose argument is not a string literal, or names no file of the
+ * bundle, fails the bundle, since at run time it would look for a module that is not there.
+ * Last, each chunk's literal `import("./chunk.js")` is put back into a variable
+ * (deferChunkImports), for the reason the sources use one: `deno run main.js` would otherwise
+ * read and analyse every chunk of every command before main runs.
+ */
+
+/** A failure the user can act on: printed as one `bundle: ...` line, exit 1. */
+export class BundleError extends Error {}
+
+/** The repo root as a path, with a trailing slash. */
+export const ROOT = decodeURIComponent(new URL("../", import.meta.url).pathname)
+  .replace(/^\/([A-Za-z]:)/, "$1");
+
+/** The bundle's entry, beside its chunks. */
+export const ENTRY = "main.js";
+
+/** `import(` + an identifier + `)`: a variable specifier (not `x.import(`, not `typeof import("`). */
+const VARIABLE_IMPORT = /(?<![\w$.])import\(\s*([A-Za-z_$][\w$]*)\s*\)/g;
+/** The modules a file names for the type checker: `typeof import("./x.ts")`. */
+const TYPE_IMPORT = /\btypeof\s+import\(\s*"([^"\\]+)"\s*\)/g;
+
+/**
+ * The bundler's copy of one source file: each `import(name)` replaced by a call of a function
+ * appended to the file, which imports the module `name` holds through a literal `import("...")`,
+ * one per module the file names in a `typeof import("...")`, and refuses any other value. null
+ * when the file has no variable import. A file whose variable import has no `typeof import` to
+ * choose from is refused (BundleError): the bundle could not load anything there.
+ */
+export function literalImports(source: string, file: string): string | null {
+  const first = source.search(VARIABLE_IMPORT);
+  if (first < 0) return null;
+  const targets = [...new Set([...source.matchAll(TYPE_IMPORT)].map((m) => m[1]))].sort();
+  if (targets.length === 0) {
+    const line = source.slice(0, first).split("\n").length;
+    throw new BundleError(
+      `${file}:${line}: import() of a variable with no typeof import("...") naming its module`,
+    );
+  }
+  const cases = targets.map((t) => {
+    const s = JSON.stringify(t);
+    return `    case ${s}:\n      return import(${s});\n`;
+  }).join("");
+  return source.replace(VARIABLE_IMPORT, (_, name) => `__rosterImport(${name})`) +
+    "\n// Added by scripts/bundle.ts: the literal imports esbuild follows.\n" +
+    "function __rosterImport(specifier: string): Promise<any> {\n" +
+    `  switch (specifier) {\n${cases}` +
+    `    default:\n      return Promise.reject(new Error(` +
+    `\`The bundle has no module \${specifier} (imported from ${file})\`));\n  }\n}\n`;
+}
+
+/** Where a bundle's JavaScript calls import() with anything but a string literal. */
+export interface NonLiteral {
+  file: string;
+  line: number;
+  text: string;
+}
+
+/**
+ * Every `import(` in a bundle file whose argument is not one string literal. esbuild strips
+ * comments, so a match is code (or text in a string, which this scan refuses too: loudly wrong
+ * beats silently loading a path that does not exist beside the bundle).
+ */
+export function nonLiteralImports(js: string, file: string): NonLiteral[] {
+  const found: NonLiteral[] = [];
+  for (const m of js.matchAll(/(?<![\w$.])import\s*\(/g)) {
+    const rest = js.slice(m.index + m[0].length);
+    if (/^\s*("[^"\\\n]*"|'[^'\\\n]*')\s*\)/.test(rest)) continue;
+    const line = js.slice(0, m.index).split("\n").length;
+    found.push({ file, line, text: js.slice(m.index, m.index + 60).split("\n")[0] });
+  }
+  return found;
+}
+
+/** The relative modules a bundle file imports by a literal `import("./x.js")`. */
+export function literalTargets(js: string): string[] {
+  return [...js.matchAll(/(?<![\w$.])import\s*\(\s*["'](\.\.?\/[^"']+)["']\s*\)/g)].map((m) =>
+    m[1]
+  );
+}
+
+/** The name a chunk's deferred import is held in (deferChunkImports). */
+const CHUNK_VAR = "__rosterChunk";
+
+/**
+ * A bundle file with each literal `import("./x.js")` made `import(__rosterChunkN)`, the names
+ * declared first in the file: what the graph `deno run` builds before main runs does not follow
+ * (src/cli/spec.ts lazy()). Run on esbuild's output after checkOutput, so every one names a file
+ * of the bundle.
+ */
+export function deferChunkImports(js: string): string {
+  const names: string[] = [];
+  const body = js.replace(
+    /(?<![\w$.])import\(\s*("\.\.?\/[^"\\\n]+"|'\.\.?\/[^'\\\n]+')\s*\)/g,
+    (_, literal: string) => {
+      names.push(`const ${CHUNK_VAR}${names.length} = "${literal.slice(1, -1)}";\n`);
+      return `import(${CHUNK_VAR}${names.length - 1})`;
+    },
+  );
+  return names.length === 0 ? js : names.join("") + body;
+}
+
+/** The chunks a deferred bundle file names (deferChunkImports' declarations). */
+export function deferredTargets(js: string): string[] {
+  return [...js.matchAll(new RegExp(`^const ${CHUNK_VAR}\\d+ = "([^"]+)";$`, "gm"))].map((m) =>
+    m[1]
+  );
+}
+
+export interface Options {
+  out: string;
+  /** The tree to bundle: main.ts, deno.json and src/ under it (tests plant modules in a copy). */
+  root?: string;
+  verbose: boolean;
+  help: boolean;
+}
+
+export function parseOptions(args: readonly string[]): Options {
+  const opts: Options = { out: `${ROOT}dist/bundle`, verbose: false, help: false };
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].startsWith("--") && args[i].includes("=")
+      ? [args[i].slice(0, args[i].indexOf("=")), args[i].slice(args[i].indexOf("=") + 1)]
+      : [args[i], undefined];
+    if (flag === "--out") {
+      const v = inline ?? args[++i];
+      if (v === undefined || v === "") throw new BundleError(`missing value for ${flag}`);
+      opts.out = v;
+    } else if (flag === "--verbose" || flag === "-v") opts.verbose = true;
+    else if (flag === "--help" || flag === "-h") opts.help = true;
+    else throw new BundleError(`unknown argument ${JSON.stringify(args[i])} (see --help)`);
+  }
+  return opts;
+}
+
+/** deno bundle runs elsewhere, so a path relative to ours must be fixed first. */
+function absolute(path: string): string {
+  return /^([A-Za-z]:)?[\\/]/.test(path) ? path : `${Deno.cwd()}/${path}`;
+}
+
+/** The sources the bundle is made of, relative to the root: main.ts, deno.json, src/**. */
+function sourceFiles(root: string): string[] {
+  // deno.lock too once there is one: deno.json's lock is frozen, and the copy must obey it.
+  const found = ["main.ts", "deno.json", "deno.lock"].filter((f) => {
+    try {
+      return Deno.statSync(`${root}${f}`).isFile;
+    } catch {
+      return false;
+    }
+  });
+  const walk = (dir: string) => {
+    for (const entry of Deno.readDirSync(`${root}${dir}`)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) walk(path);
+      else if (entry.isFile) found.push(path);
+    }
+  };
+  walk("src");
+  return found.sort();
+}
+
+/** Copies the sources into `dir`, each variable import made literal (literalImports). */
+export function prepareInput(dir: string, root: string = ROOT): string[] {
+  const rewritten: string[] = [];
+  for (const file of sourceFiles(root)) {
+    const target = `${dir}/${file}`;
+    Deno.mkdirSync(target.slice(0, target.lastIndexOf("/")), { recursive: true });
+    if (!file.endsWith(".ts")) {
+      Deno.copyFileSync(`${root}${file}`, target);
+      continue;
+    }
+    const source = Deno.readTextFileSync(`${root}${file}`);
+    const literal = literalImports(source, file);
+    if (literal !== null) rewritten.push(file);
+    Deno.writeTextFileSync(target, literal ?? source);
+  }
+  return rewritten;
+}
+
+/** Fails (BundleError) on a bundle file's non-literal import or one naming a missing file. */
+export function checkOutput(dir: string): string[] {
+  const files = [...Deno.readDirSync(dir)].filter((e) => e.isFile && e.name.endsWith(".js"))
+    .map((e) => e.name).sort();
+  if (!files.includes(ENTRY)) throw new BundleError(`deno bundle wrote no ${ENTRY} in ${dir}`);
+  for (const name of files) {
+    const js = Deno.readTextFileSync(`${dir}/${name}`);
+    const [bad] = nonLiteralImports(js, name);
+    if (bad) {
+      throw new BundleError(
+        `${bad.file}:${bad.line}: import() of a non-literal specifier (${bad.text.trim()}): ` +
+          'name its module in a typeof import("...") in the source file',
+      );
+    }
+    for (const target of literalTargets(js)) {
+      if (!files.includes(target.replace(/^\.\//, ""))) {
+        throw new BundleError(`${name}: import("${target}") names no file of the bundle`);
+      }
+    }
+  }
+  return files;
+}
+
+const USAGE = `Usage: deno task bundle [--out DIR] [--verbose]
+
+Bundles roster (main.ts and src/) into DIR (default dist/bundle/) as ${ENTRY} plus chunks,
+code-split so that each command loads only its own. Run it with
+deno run -A --v8-flags=... DIR/${ENTRY}.
+`;
+
+/** Builds the bundle into opts.out; returns the files written (main.js first). */
+export async function bundle(opts: Options): Promise<string[]> {
+  const out = absolute(opts.out);
+  const work = await Deno.makeTempDir({ prefix: "roster-bundle-" });
+  try {
+    const rewritten = prepareInput(`${work}/in`, (opts.root ?? ROOT).replace(/\/?$/, "/"));
+    if (opts.verbose) console.error(`literal imports made in ${rewritten.join(", ")}`);
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "bundle",
+        "--code-splitting",
+        "--platform",
+        "deno",
+        "--format",
+        "esm",
+        "--outdir",
+        `${work}/out`,
+        "main.ts",
+      ],
+      cwd: `${work}/in`,
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const log = new TextDecoder().decode(r.stdout) + new TextDecoder().decode(r.stderr);
+    if (opts.verbose) await Deno.stderr.write(new TextEncoder().encode(log));
+    if (!r.success) {
+      if (/lockfile is out of date/i.test(log)) {
+        throw new BundleError("deno.lock is out of date and it is frozen: update it on purpose");
+      }
+      const more = opts.verbose ? "" : "; run with --verbose for its output";
+      throw new BundleError(`deno bundle failed (exit ${r.code})${more}`);
+    }
+    const files = checkOutput(`${work}/out`);
+    // Chunk names carry a hash: the chunks of an earlier bundle would stay beside this one's.
+    await Deno.mkdir(out, { recursive: true });
+    for (const e of Deno.readDirSync(out)) {
+      if (e.isFile && e.name.endsWith(".js")) Deno.removeSync(`${out}/${e.name}`);
+    }
+    for (const f of files) {
+      Deno.writeTextFileSync(
+        `${out}/${f}`,
+        deferChunkImports(Deno.readTextFileSync(`${work}/out/${f}`)),
+      );
+    }
+    return [ENTRY, ...files.filter((f) => f !== ENTRY)];
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) {
+  try {
+    const opts = parseOptions(Deno.args);
+    if (opts.help) {
+      console.log(USAGE);
+    } else {
+      const files = await bundle(opts);
+      let bytes = 0;
+      for (const f of files) bytes += Deno.statSync(`${absolute(opts.out)}/${f}`).size;
+      console.log(
+        `bundled ${absolute(opts.out)}/${ENTRY} and ${files.length - 1} chunks ` +
+          `(${(bytes / 1e3).toFixed(0)} KB)`,
+      );
+    }
+  } catch (err) {
+    const msg = err instanceof BundleError
+      ? err.message
+      : `unexpected failure: ${err instanceof Error ? err.message : err}`;
+    await Deno.stderr.write(new TextEncoder().encode(`bundle: ${msg}\n`));
+    Deno.exit(1);
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * scripts/bundle.ts: the code-split bundle builds, runs every hook command as the sources do
+ * (same exit codes, same stdout, on the same home), loads only the chunks of the command it
+ * runs, and refuses an import it cannot follow instead of shipping one that would fail.
+ */
+import { assert, assertEquals, assertMatch, assertRejects, assertThrows } from "../assert.ts";
+import { cleanEnv, cliArgs, PERMS, ROOT, run, spawnSleeper, tempDir } from "../helpers.ts";
+import {
+  bundle,
+  BundleError,
+  deferChunkImports,
+  deferredTargets,
+  ENTRY,
+  literalImports,
+  nonLiteralImports,
+} from "../../scripts/bundle.ts";
+import { V8_FLAGS } from "../../scripts/build.ts";
+
+/** `deno run` of the bundle's entry, as a hook would start it. */
+function bundleArgs(dir: string, args: string[]): string[] {
+  return ["run", "--quiet", ...PERMS, ...V8_FLAGS, `${dir}/${ENTRY}`, ...args];
+}
+
+function env(): Record<string, string> {
+  return { ...cleanEnv(), NO_COLOR: "1" };
+}
+
+Deno.test("the transformer and the scans, on their own", async (t) => {
+  await t.step("a variable import becomes a choice among its file's typeof imports", () => {
+    const source = [
+      'const A = "./a.ts";',
+      'const m: typeof import("./a.ts") = await import(A);',
+      'type B = typeof import("../b.ts");',
+      "export const load = (s: string) => import(s);",
+      'const literal = await import("./c.ts");',
+    ].join("\n");
+    const out = literalImports(source, "x.ts")!;
+    assert(!/(?<![\w$.])import\(\s*[A-Za-z_$]/.test(out), out);
+    assert(out.includes("__rosterImport(A)") && out.includes("__rosterImport(s)"), out);
+    assert(out.includes('case "./a.ts":\n      return import("./a.ts");'), out);
+    assert(out.includes('case "../b.ts":\n      return import("../b.ts");'), out);
+    assert(out.includes('await import("./c.ts")'), "a literal import is left as it is");
+    assert(!out.includes('case "./c.ts"'), "only typeof imports are choices");
+    assertEquals(literalImports('const x = await import("./c.ts");\n', "y.ts"), null);
+  });
+
+  await t.step("a variable import with nothing to choose from is refused, with its line", () => {
+    const err = assertThrows(
+      () => literalImports("// one\nconst p = 'x';\nawait import(p);\n", "src/z.ts"),
+      BundleError,
+    );
+    assertMatch(err.message, /^src\/z\.ts:3: import\(\) of a variable with no typeof import/);
+  });
+
+  await t.step("the output scan: string literals pass, anything else is reported", () => {
+    const ok = "const a = import(\"./a.js\"); const b = import( './b.js' ); x.import(y);";
+    assertEquals(nonLiteralImports(ok, "ok.js"), []);
+    for (const bad of ["import(p)", 'import("./a" + p)', "import(`./${p}.js`)", "import (p)"]) {
+      const found = nonLiteralImports(`const q = 1;\nawait ${bad};\n`, "bad.js");
+      assertEquals(found.length, 1, bad);
+      assertEquals([found[0].file, found[0].line], ["bad.js", 2], bad);
+    }
+  });
+
+  await t.step("chunk imports deferred into variables, each named once at the top", () => {
+    const js = 'import { a } from "./chunk-A.js";\nconst f = () => import("./check-B.js");\n' +
+      'const g = () => import("./list-C.js");\n';
+    const out = deferChunkImports(js);
+    assertEquals(deferredTargets(out), ["./check-B.js", "./list-C.js"]);
+    assertEquals(nonLiteralImports(out, "out.js").length, 2, "no literal import is left");
+    assert(out.includes('import { a } from "./chunk-A.js";'), "static imports stay");
+    assert(out.includes("import(__rosterChunk1)"), out);
+    assertEquals(deferChunkImports("const x = 1;\n"), "const x = 1;\n");
+  });
+
+  await t.step(
+    "a planted import the transformer cannot map fails the bundle in one line",
+    async () => {
+      await using tree = await tempDir();
+      for (const f of ["main.ts", "deno.json"]) {
+        Deno.copyFileSync(
+          `${ROOT}${f}`,
+          `${tree.path}/${f}`,
+        );
+      }
+      await run("cp", ["-r", `${ROOT}src`, `${tree.path}/src`], env());
+      const check = `${tree.path}/src/cli/commands/check.ts`;
+      const original = Deno.readTextFileSync(check);
+      // Neither is a bare variable (literalImports' form): esbuild leaves the first as it is and
+      // makes the second a glob. Either would look for a file that does not exist beside the bundle.
+      const plants: [string, RegExp][] = [
+        [
+          "export const planted = (names: string[]) => import(names[0]);",
+          /^check-\w+\.js:\d+: import\(\) of a non-literal specifier \(import\(names\[0\]\)/,
+        ],
+        [
+          'export const planted = (name: string) => import("./" + name + ".ts");',
+          /^check-\w+\.js: import\("\.\/\*\*\/\*\.ts"\) names no file of the bundle$/,
+        ],
+      ];
+      for (const [plant, message] of plants) {
+        await using out = await tempDir();
+        Deno.writeTextFileSync(check, `${original}\n${plant}\n`);
+        const err = await assertRejects(
+          () => bundle({ out: out.path, root: tree.path, verbose: false, help: false }),
+          BundleError,
+        );
+        assertMatch(err.message, message);
+        assert(!err.message.includes("\n"), err.message);
+        assertEquals([...Deno.readDirSync(out.path)], [], "nothing written");
+      }
+      // The same tree without a plant bundles: the failures were the plants'.
+      Deno.writeTextFileSync(check, original);
+      await using out = await tempDir();
+      const files = await bundle({ out: out.path, root: tree.path, verbose: false, help: false });
+      assertEquals(files[0], ENTRY);
+    },
+  );
+});
+
+Deno.test({
+  name: "the bundle: built, the same answers as the sources, only its command's chunks",
+  // strace is installed by .ci/setup.d/strace.sh; on Linux its absence fails the test.
+  ignore: Deno.build.os !== "linux",
+  async fn(t) {
+    await using dir = await tempDir();
+    const b = dir.path;
+    const files: string[] = [];
+
+    await t.step(
+      "the task builds main.js and its chunks; every import names one of them",
+      async () => {
+        // A stale chunk beside the bundle is removed, not left to be loaded or shipped.
+        Deno.writeTextFileSync(`${b}/stale-AAAAAAAA.js`, "");
+        const r = await run(
+          Deno.execPath(),
+          ["run", "--allow-all", `${ROOT}scripts/bundle.ts`, "--out", b],
+          env(),
+        );
+        assertEquals(r.code, 0, r.stderr);
+        assertMatch(r.stdout, /^bundled .*main\.js and \d+ chunks/);
+        files.push(...[...Deno.readDirSync(b)].map((e) => e.name).sort());
+        assert(files.includes(ENTRY) && !files.includes("stale-AAAAAAAA.js"), `${files}`);
+        // One chunk per module loaded on demand, named after it: every command, every backend.
+        for (
+          const m of ["register", "check", "whoami", "list", "help", "linux", "windows", "ledger"]
+        ) {
+          assert(files.some((f) => new RegExp(`^${m}-\\w+\\.js$`).test(f)), `no chunk for ${m}`);
+        }
+        for (const f of files) {
+          const js = Deno.readTextFileSync(`${b}/${f}`);
+          const deferred = deferredTargets(js);
+          assertEquals(nonLiteralImports(js, f).length, deferred.length, `${f}: an unknown import`);
+          for (const target of deferred) assert(files.includes(target.slice(2)), `${f}: ${target}`);
+        }
+      },
+    );
+
+    await using home = await tempDir();
+    await using session = spawnSleeper();
+    await using other = spawnSleeper();
+    const h = ["--home", home.path];
+
+    /** One call through the sources, then the bundle, on the same home: the same answer. */
+    const same = async (args: string[], codes: number[]) => {
+      const src = await run(Deno.execPath(), cliArgs(args), env());
+      const bun = await run(Deno.execPath(), bundleArgs(b, args), env());
+      assert(codes.includes(src.code), `${args.join(" ")}: exit ${src.code}: ${src.stderr}`);
+      assertEquals([bun.code, bun.stdout], [src.code, src.stdout], args.join(" "));
+      assertEquals(bun.stderr, src.stderr, args.join(" "));
+      return src;
+    };
+    /** A write through one, then through the other on a second process: the same answers. */
+    const sameWrite = async (args: (pid: number) => string[], codes: number[]) => {
+      const src = await run(Deno.execPath(), cliArgs(args(session.pid)), env());
+      const bun = await run(Deno.execPath(), bundleArgs(b, args(other.pid)), env());
+      assert(codes.includes(src.code), `${args(0).join(" ")}: exit ${src.code}: ${src.stderr}`);
+      assertEquals([bun.code, bun.stdout, bun.stderr], [src.code, src.stdout, src.stderr]);
+    };
+
+    await t.step("run as a hook would, it answers as the sources do", async () => {
+      await same(["--version"], [0]);
+      await same(["--version", "--json"], [0]);
+      await same(["--help"], [0]);
+      await same(["help", "check"], [0]);
+      await same(["frobnicate"], [2]);
+      await sameWrite((pid) => ["register", "--pid", `${pid}`, "--quiet", ...h], [0]);
+      // whoami's caller is this process's child: this process is the session it finds.
+      await run(
+        Deno.execPath(),
+        cliArgs(["register", "--pid", `${Deno.pid}`, "--agent", "t", "-q", ...h]),
+        env(),
+      );
+      const listed = await same(["list", "--json", ...h], [0]);
+      assertEquals(JSON.parse(listed.stdout).length, 3, listed.stdout);
+      await same(["check", `${session.pid}`, ...h], [0]);
+      await same(["check", `${other.pid}`, "--json", ...h], [0]);
+      await same(["check", "4200000", ...h], [3]);
+      await same(["whoami", ...h], [0]);
+      await same(["whoami", "--json", ...h], [0]);
+      await same(["continuation-check", "--key", "k", ...h], [10, 11, 12, 13]);
+      await same(["continuation-check", "--key", "k", "--json", ...h], [10, 11, 12, 13]);
+      await same(["register", "--pid", "x", ...h], [2]);
+      await sameWrite((pid) => ["unregister", "--pid", `${pid}`, "--quiet", ...h], [0]);
+      await same(["list", "--all", "--json", ...h], [0]);
+      await same(["unregister", "--pid", `${session.pid}`, "--quiet", ...h], [3, 0]);
+    });
+
+    await t.step("the README's install line for the bundle installs a working roster", async () => {
+      const readme = Deno.readTextFileSync(`${ROOT}README.md`);
+      const line = readme.match(/^scripts\/deno (install -g .* dist\/bundle\/main\.js)$/m);
+      assert(line, "README names `scripts/deno install -g ... dist/bundle/main.js`");
+      // This test's bundle, not the checkout's dist/ (which a test must not write).
+      const args = line[1].split(/\s+/).map((a) =>
+        a === "dist/bundle/main.js" ? `${b}/${ENTRY}` : a
+      );
+      const root = `${home.path}/install`;
+      const r = await run(
+        Deno.execPath(),
+        [...args.slice(0, 2), "--root", root, ...args.slice(2)],
+        env(),
+      );
+      assertEquals(r.code, 0, r.stderr);
+      const v = await run(`${root}/bin/roster`, ["check", `${other.pid}`, ...h], env());
+      const src = await run(Deno.execPath(), cliArgs(["check", `${other.pid}`, ...h]), env());
+      assertEquals([v.code, v.stdout, v.stderr], [src.code, src.stdout, src.stderr]);
+    });
+
+    await t.step(
+      "check reads main.js, its own chunks and Linux's, no other command's",
+      async () => {
+        await run(
+          Deno.execPath(),
+          cliArgs(["register", "--pid", `${session.pid}`, "-q", ...h]),
+          env(),
+        );
+        const log = `${home.path}/strace.log`;
+        const out = await new Deno.Command("strace", {
+          args: [
+            "-f",
+            "-qq",
+            "-o",
+            log,
+            "-e",
+            "trace=open,openat",
+            Deno.execPath(),
+            ...bundleArgs(b, ["check", `${session.pid}`, ...h]),
+          ],
+          env: env(),
+          clearEnv: true,
+          stdin: "null",
+          stdout: "null",
+          stderr: "null",
+        }).output();
+        assertEquals(out.code, 0);
+        const opened = new Set<string>();
+        for (const line of Deno.readTextFileSync(log).split("\n")) {
+          const path = /"([^"]+)"/.exec(line)?.[1];
+          if (path?.startsWith(`${b}/`) && !line.includes("ENOENT")) {
+            opened.add(path.slice(b.length + 1));
+          }
+        }
+        const named = [...opened].filter((f) => !f.startsWith("chunk-")).map((f) =>
+          f.replace(/-\w+\.js$/, "")
+        )
+          .sort();
+        // Chunks named after a module are the modules loaded on demand; chunk-* are shared code.
+        assertEquals(named, ["check", "linux", "main.js"]);
+        assert(opened.size > 3 && opened.size < files.length / 2, `${[...opened]}`);
+      },
+    );
+  },
+});
