@@ -34,6 +34,8 @@ Deno.test("every running process: start time agrees with ps, verdict alive", asy
   const ps = psStartTimes();
   assert(ps.size > 5, "ps listed the processes");
   const checked: number[] = [];
+  /** Each checked pid's start token when it was checked: a later process on the pid is another. */
+  const tokens = new Map<number, string | null>();
   for (const [pid, psSeconds] of ps) {
     const p = backend.probe(pid);
     if (p.kind !== "exists" || p.info.zombie) continue; // exited since ps ran
@@ -45,6 +47,7 @@ Deno.test("every running process: start time agrees with ps, verdict alive", asy
       `pid ${pid}: ${ms} vs ps ${psSeconds}`,
     );
     checked.push(pid);
+    tokens.set(pid, p.info.startToken);
   }
   assert(checked.length > 5);
 
@@ -68,9 +71,15 @@ Deno.test("every running process: start time agrees with ps, verdict alive", asy
   }
   assert(rows.filter((r) => r.liveness === "alive").length > 5);
 
+  /**
+   * Whether the process checked on `pid` has ended: gone, a zombie, or the pid now another
+   * process's. On a busy machine pids wrap around, and a short-lived process's pid can be taken
+   * again between its register and this look (seen in CI: six consecutive pids).
+   */
   function ended(pid: number): boolean {
     const p = backend.probe(pid);
-    return p.kind === "gone" || (p.kind === "exists" && p.info.zombie);
+    return p.kind === "gone" || (p.kind === "exists" && p.info.zombie) ||
+      (p.kind === "exists" && p.info.startToken !== tokens.get(pid));
   }
 });
 
