@@ -134,9 +134,17 @@ export function parseBoottimeOffset(text: string): bigint {
  * READER's boottime offset, so the offset comes off again (the same process, the same token,
  * whichever namespace reads it).
  */
-export function normaliseStartTime(starttime: string, offsetTicks: bigint): string {
-  return offsetTicks === 0n ? starttime : String(BigInt(starttime) - offsetTicks);
+export function normaliseStartTime(starttime: string, offsetTicks: bigint): string | null {
+  if (offsetTicks === 0n) return starttime;
+  // The kernel adds the reader's offset in u64: a process that started before a negative
+  // offset's zero shows (start + offset) wrapped past 2^64 ns, about 1.8e12 ticks. Nothing
+  // takes the wrap off exactly (2^64 ns is no whole number of ticks), so there is no token.
+  if (offsetTicks < 0n && starttime.length >= 12 && BigInt(starttime) > WRAPPED_TICKS) return null;
+  return String(BigInt(starttime) - offsetTicks);
 }
+
+/** 2^63 ns in clock ticks: no start time of a real boot (292 years) comes near it. */
+const WRAPPED_TICKS = 922_337_203_685n;
 
 /** Gone pids a call probes before it lists the process table instead (linuxBackend). */
 export const LISTING_AFTER = 256;
@@ -296,7 +304,7 @@ class LinuxProcess implements ProcessInfo {
 
   constructor(
     stat: StatFields,
-    readonly startToken: string,
+    readonly startToken: string | null,
     readonly zombie: boolean,
     lazy: LazyReads,
   ) {

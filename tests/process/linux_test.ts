@@ -271,6 +271,9 @@ Deno.test("time namespaces: the reader's boottime offset comes off the start tok
   assertEquals(parseBoottimeOffset(""), 0n);
   assertEquals(normaliseStartTime("491425", 100_000n), "391425");
   assertEquals(normaliseStartTime("391425", 0n), "391425");
+  // Read in a namespace whose negative offset passes the process's start: wrapped, no token.
+  assertEquals(normaliseStartTime("1844674407360", -343_200n), null);
+  assertEquals(normaliseStartTime("491425", -100_000n), "591425");
 });
 
 Deno.test("parseStat agrees with a split of every field after comm", () => {
