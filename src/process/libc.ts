@@ -250,11 +250,12 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
           if (n === 0) return pids;
           for (let at = 0; at < n;) {
             const length = view.getUint16(at + D_RECLEN, true);
-            // A pid: 1 to 15 digits, the first not 0 (no name in /proc is a number otherwise).
+            // A pid: 1 to 15 digits, the first not 0 (no name in /proc is a number otherwise); a
+            // 16th digit leaves buf[i] a digit, not the NUL, so the name is not taken.
             let pid = 0;
             let i = at + D_NAME;
             const end = at + length;
-            for (; i < end && i < at + D_NAME + 16; i++) {
+            for (; i < end && i < at + D_NAME + 15; i++) {
               const b = buf[i];
               if (b < 48 || b > 57) break;
               pid = pid * 10 + b - 48;

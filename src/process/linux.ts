@@ -148,6 +148,8 @@ const WRAPPED_TICKS = 922_337_203_685n;
 
 /** Gone pids a call probes before it lists the process table instead (linuxBackend). */
 export const LISTING_AFTER = 256;
+/** Clock ticks (one second) a start time must precede the listing's uptime reading by. */
+const LISTING_MARGIN = CLK_TCK;
 /** A process table larger than this is not listed: its pids would cost more than their opens. */
 const LISTING_LIMIT = 1 << 18;
 
@@ -374,7 +376,8 @@ export function linuxBackend(procRoot = "/proc") {
    * Gone pids found by a failed open through libc this call. Past LISTING_AFTER of them, one
    * listing of the process table (`listing()`) answers for the rest: `list` and `prune` over a
    * store of thousands of exited sessions then pay one getdents64 pass over /proc instead of a
-   * failed open(2) per record. Hooks never load libc, so they never list.
+   * failed open(2) per record. The hook paths do not load libc, so they never list (`whoami`
+   * only when it reads the store for a declared session id).
    */
   let gone = 0;
   /** The listing: undefined before it is taken, null where it cannot be trusted or read. */
@@ -425,8 +428,11 @@ export function linuxBackend(procRoot = "/proc") {
     }
     if (snapshot === null || snapshot.pids.has(pid)) return false;
     const ticks = tokenTicks(token);
-    // One tick of margin beyond the strict bound (both clocks count whole ticks down).
-    return ticks !== null && ticks + 1 < snapshot.uptime;
+    // A second of margin beyond the strict bound: fork records a start time a moment before it
+    // makes the pid visible (before Linux 5.5, before copying the memory map), so a process may
+    // start just before the reading and still be missed by the walk. An exited session's record
+    // is far older than a second; a younger one is probed.
+    return ticks !== null && ticks + LISTING_MARGIN < snapshot.uptime;
   }
 
   function listingThreshold(): number {

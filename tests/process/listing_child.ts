@@ -19,7 +19,7 @@ const early = spawn();
 const earlyToken = token(early.pid);
 early.kill("SIGKILL");
 await early.status;
-await new Promise((r) => setTimeout(r, 100));
+await new Promise((r) => setTimeout(r, 1_200));
 const pidMax = Number(Deno.readTextFileSync("/proc/sys/kernel/pid_max").trim());
 for (let i = 1; i <= Number(Deno.args[0]); i++) b.probe(pidMax + i);
 const exited = b.exitedBefore(early.pid, earlyToken);

@@ -83,7 +83,7 @@ Deno.test({ name: "exitedBefore over a fixture /proc", ignore: NO_LIBC }, async 
   await t.step("then a pid it lacks, started before it, has exited", () => {
     probeGone(b, 1, 800_000);
     assertEquals(b.exitedBefore(300, "10"), true);
-    assertEquals(b.exitedBefore(300, "4998"), true);
+    assertEquals(b.exitedBefore(300, "4899"), true);
   });
   await t.step("a listed pid is probed, whatever its token", () => {
     assertEquals(b.exitedBefore(100, "10"), false);
@@ -92,9 +92,14 @@ Deno.test({ name: "exitedBefore over a fixture /proc", ignore: NO_LIBC }, async 
   await t.step("names that are no pid are not listed as pids", () => {
     assertEquals(b.exitedBefore(123, "10"), true);
     assertEquals(b.exitedBefore(0, "10"), true);
+    assertEquals(b.exitedBefore(1234567890123456, "10"), true);
+    assertEquals([...libc()!.readPids(root.path, 100)!].sort(), [100, 200]);
+    assertEquals(libc()!.readPids(root.path, 1), null, "more pids than the limit");
+    assertEquals(libc()!.readPids(`${root.path}/missing`, 100), null);
   });
   await t.step("a process that may have started after the uptime was read is probed", () => {
-    // 5,000 ticks: the uptime itself, and the tick before it (the margin), prove nothing.
+    // 5,000 ticks: the uptime itself, and the second before it (the margin), prove nothing.
+    assertEquals(b.exitedBefore(300, "4900"), false);
     assertEquals(b.exitedBefore(300, "4999"), false);
     assertEquals(b.exitedBefore(300, "5000"), false);
     assertEquals(b.exitedBefore(300, "123456"), false);
@@ -179,8 +184,8 @@ Deno.test({ name: "exitedBefore on the real /proc", ignore: NO_LIBC }, async (t)
   const exitedToken = tokenOf(exited.pid);
   await exited.kill();
   // Both started at least a few clock ticks before the listing is taken: a process of the
-  // last two ticks is probed, never judged by it.
-  await new Promise((r) => setTimeout(r, 100));
+  // last second is probed, never judged by it.
+  await new Promise((r) => setTimeout(r, 1_200));
   // Gone pids above pid_max: no process can hold them while the test runs.
   const pidMax = Number(Deno.readTextFileSync("/proc/sys/kernel/pid_max").trim());
   probeGone(b, gonePidsToList(), pidMax + 1);
