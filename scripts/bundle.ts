@@ -255,16 +255,22 @@ export async function bundle(opts: Options): Promise<string[]> {
       throw new BundleError(`deno bundle failed (exit ${r.code})${more}`);
     }
     const files = checkOutput(`${work}/out`);
-    // Chunk names carry a hash: the chunks of an earlier bundle would stay beside this one's.
+    // An installed roster may be running from `out` while it is rebuilt: each file is written
+    // beside its place and renamed in (never half written), the chunks before the entry that
+    // names them, and only then the earlier bundle's chunks are removed (their names carry a
+    // hash of their content, so a name both bundles have holds the same code).
     await Deno.mkdir(out, { recursive: true });
-    for (const e of Deno.readDirSync(out)) {
-      if (e.isFile && e.name.endsWith(".js")) Deno.removeSync(`${out}/${e.name}`);
+    const entryLast = [...files.filter((f) => f !== ENTRY), ENTRY];
+    for (const f of entryLast) {
+      const tmp = `${out}/.${f}.${Deno.pid}.tmp`;
+      Deno.writeTextFileSync(tmp, deferChunkImports(Deno.readTextFileSync(`${work}/out/${f}`)));
+      Deno.renameSync(tmp, `${out}/${f}`);
     }
-    for (const f of files) {
-      Deno.writeTextFileSync(
-        `${out}/${f}`,
-        deferChunkImports(Deno.readTextFileSync(`${work}/out/${f}`)),
-      );
+    const kept = new Set(files);
+    for (const e of Deno.readDirSync(out)) {
+      if (e.isFile && e.name.endsWith(".js") && !kept.has(e.name)) {
+        Deno.removeSync(`${out}/${e.name}`);
+      }
     }
     return [ENTRY, ...files.filter((f) => f !== ENTRY)];
   } finally {

@@ -141,6 +141,8 @@ Deno.test({
         assertMatch(r.stdout, /^bundled .*main\.js and \d+ chunks/);
         files.push(...[...Deno.readDirSync(b)].map((e) => e.name).sort());
         assert(files.includes(ENTRY) && !files.includes("stale-AAAAAAAA.js"), `${files}`);
+        // Each file was written beside its place and renamed in: no temp file is left.
+        assert(files.every((f) => !f.startsWith(".")), `${files}`);
         // One chunk per module loaded on demand, named after it: every command, every backend.
         for (
           const m of ["register", "check", "whoami", "list", "help", "linux", "windows", "ledger"]
