@@ -13,7 +13,7 @@
  * cannot be downloaded, DENORT_BIN names a local one; deno compile reads that variable itself.
  */
 import { VERSION } from "../src/version.ts";
-import { bundle, BundleError, ENTRY } from "./bundle.ts";
+import { bundle, BundleError, ENTRY, runDeno } from "./bundle.ts";
 
 export const TARGETS = [
   "x86_64-unknown-linux-gnu",
@@ -195,16 +195,13 @@ async function compileOne(
   denortBin: string | undefined,
   bundled: { dir: string; files: readonly string[] },
 ): Promise<void> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: compileArgs(target, output, bundled.files),
-    cwd: bundled.dir,
-    env: denortBin ? { NO_COLOR: "1", DENORT_BIN: denortBin } : { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const log = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  if (opts.verbose) await Deno.stderr.write(new TextEncoder().encode(log));
+  const out = await runDeno(
+    compileArgs(target, output, bundled.files),
+    bundled.dir,
+    denortBin ? { NO_COLOR: "1", DENORT_BIN: denortBin } : { NO_COLOR: "1" },
+    opts.verbose,
+  );
+  const log = out.log;
   if (out.success) return;
   if (!denortBin && isBaseDownloadFailure(log)) {
     throw new BuildError(

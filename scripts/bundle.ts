@@ -220,6 +220,29 @@ code-split so that each command loads only its own. Run it with
 deno run -A --v8-flags=... DIR/${ENTRY}.
 `;
 
+/**
+ * `deno <args>` in `cwd` with only `env`, its stdout and stderr kept as one log (shown when
+ * `verbose`): how the bundle and the build run deno bundle and deno compile.
+ */
+export async function runDeno(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  verbose: boolean,
+): Promise<{ success: boolean; code: number; log: string }> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const log = new TextDecoder().decode(r.stdout) + new TextDecoder().decode(r.stderr);
+  if (verbose) await Deno.stderr.write(new TextEncoder().encode(log));
+  return { success: r.success, code: r.code, log };
+}
+
 /** Builds the bundle into opts.out; returns the files written (main.js first). */
 export async function bundle(opts: Options): Promise<string[]> {
   const out = absolute(opts.out);
@@ -227,8 +250,8 @@ export async function bundle(opts: Options): Promise<string[]> {
   try {
     const rewritten = prepareInput(`${work}/in`, (opts.root ?? ROOT).replace(/\/?$/, "/"));
     if (opts.verbose) console.error(`literal imports made in ${rewritten.join(", ")}`);
-    const r = await new Deno.Command(Deno.execPath(), {
-      args: [
+    const r = await runDeno(
+      [
         "bundle",
         "--code-splitting",
         "--platform",
@@ -239,14 +262,11 @@ export async function bundle(opts: Options): Promise<string[]> {
         `${work}/out`,
         "main.ts",
       ],
-      cwd: `${work}/in`,
-      env: { NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const log = new TextDecoder().decode(r.stdout) + new TextDecoder().decode(r.stderr);
-    if (opts.verbose) await Deno.stderr.write(new TextEncoder().encode(log));
+      `${work}/in`,
+      { NO_COLOR: "1" },
+      opts.verbose,
+    );
+    const log = r.log;
     if (!r.success) {
       if (/lockfile is out of date/i.test(log)) {
         throw new BundleError("deno.lock is out of date and it is frozen: update it on purpose");
