@@ -348,3 +348,27 @@ export async function spawnZombie(
     throw e;
   }
 }
+
+/**
+ * Whether `unshare --time` works here (Linux, root, a 5.6+ kernel) with a boottime offset of
+ * `offset` seconds; says why not when it does not.
+ */
+export function canUnshareTime(offset = 1000): boolean {
+  if (Deno.build.os !== "linux") {
+    console.log("skipped: time namespaces are Linux-only");
+    return false;
+  }
+  try {
+    const ok = new Deno.Command("unshare", {
+      args: ["--time", "--boottime", String(offset), "true"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).outputSync().success;
+    if (!ok) console.log("skipped: unshare --time failed (needs root and a 5.6+ kernel)");
+    return ok;
+  } catch {
+    console.log("skipped: unshare is not installed");
+    return false;
+  }
+}

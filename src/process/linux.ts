@@ -413,17 +413,12 @@ export function linuxBackend(procRoot = "/proc") {
    * threads included, halved; at least LISTING_AFTER). A host of many processes and a store of
    * few exited sessions then never lists; a store of many exited sessions lists once.
    */
-  let listAt = LISTING_AFTER;
-  let sized = false;
+  let listAt: number | undefined;
 
   function exitedBefore(pid: number, token: string): boolean {
     if (snapshot === undefined) {
-      if (gone < listAt) return false;
-      if (!sized) {
-        sized = true;
-        listAt = listingThreshold();
-        if (gone < listAt) return false;
-      }
+      // loadavg is read only once LISTING_AFTER gone pids make a listing worth weighing.
+      if (gone < (listAt ?? LISTING_AFTER) || gone < (listAt ??= listingThreshold())) return false;
       snapshot = listing();
     }
     if (snapshot === null || snapshot.pids.has(pid)) return false;

@@ -14,7 +14,15 @@ import {
 } from "../../src/process/linux.ts";
 import { libc } from "../../src/process/libc.ts";
 import { LivenessJudge } from "../../src/identity/liveness.ts";
-import { hostDir, roster, rosterJson, spawnSleeper, tempDir, writeJson } from "../helpers.ts";
+import {
+  canUnshareTime,
+  hostDir,
+  roster,
+  rosterJson,
+  spawnSleeper,
+  tempDir,
+  writeJson,
+} from "../helpers.ts";
 
 /** The listing reads /proc through libc, which exists only on Linux (glibc). */
 const NO_LIBC = Deno.build.os !== "linux" || libc() === null;
@@ -44,8 +52,8 @@ Deno.test("parseUptimeTicks and tokenTicks", async (t) => {
   });
 });
 
-/** A /proc of fixtures: `pids` listed, uptime 50.00 s (5,000 ticks), `mountinfo` as given. */
-async function fixtureProc(pids: number[], mountinfo: string) {
+/** A /proc of fixtures: `pids` listed, uptime 50.00 s (5,000 ticks), mounted without hidepid=. */
+async function fixtureProc(pids: number[]) {
   const root = await tempDir();
   for (const pid of pids) {
     Deno.mkdirSync(`${root.path}/${pid}`);
@@ -55,7 +63,7 @@ async function fixtureProc(pids: number[], mountinfo: string) {
     );
   }
   Deno.mkdirSync(`${root.path}/self`);
-  Deno.writeTextFileSync(`${root.path}/self/mountinfo`, mountinfo);
+  Deno.writeTextFileSync(`${root.path}/self/mountinfo`, plainProc(root.path));
   Deno.writeTextFileSync(`${root.path}/uptime`, "50.00 10.00\n");
   Deno.writeTextFileSync(`${root.path}/loadavg`, "0.20 0.18 0.12 1/80 11206\n");
   // Names that are no pid: the listing must not take them for one.
@@ -73,8 +81,7 @@ function probeGone(b: ReturnType<typeof linuxBackend>, count: number, from = 900
 }
 
 Deno.test({ name: "exitedBefore over a fixture /proc", ignore: NO_LIBC }, async (t) => {
-  await using root = await fixtureProc([100, 200], "");
-  Deno.writeTextFileSync(`${root.path}/self/mountinfo`, plainProc(root.path));
+  await using root = await fixtureProc([100, 200]);
   const b = linuxBackend(root.path);
   await t.step("no listing before LISTING_AFTER gone pids", () => {
     probeGone(b, LISTING_AFTER - 1);
@@ -114,8 +121,7 @@ Deno.test({
   name: "a host of many processes lists only once the gone pids would have paid for it",
   ignore: NO_LIBC,
 }, async () => {
-  await using root = await fixtureProc([100], "");
-  Deno.writeTextFileSync(`${root.path}/self/mountinfo`, plainProc(root.path));
+  await using root = await fixtureProc([100]);
   Deno.writeTextFileSync(`${root.path}/loadavg`, "9.00 9.00 9.00 3/2000 99999\n");
   const b = linuxBackend(root.path);
   probeGone(b, LISTING_AFTER);
@@ -127,40 +133,28 @@ Deno.test({
 });
 
 Deno.test({ name: "no listing where /proc may hide processes", ignore: NO_LIBC }, async (t) => {
+  const mountinfo = (text: (root: string) => string) => (root: string) =>
+    Deno.writeTextFileSync(`${root}/self/mountinfo`, text(root));
   for (
-    const [label, mountinfo] of [
-      ["hidepid=2", (r: string) => `22 1 0:21 / ${r} rw - proc proc rw,hidepid=2\n`],
+    const [label, spoil] of [
+      ["hidepid=2", mountinfo((r) => `22 1 0:21 / ${r} rw - proc proc rw,hidepid=2\n`)],
       [
         "hidepid=invisible",
-        (r: string) => `22 1 0:21 / ${r} rw - proc proc rw,hidepid=invisible\n`,
+        mountinfo((r) => `22 1 0:21 / ${r} rw - proc proc rw,hidepid=invisible\n`),
       ],
-      ["no mountinfo line for it", () => ""],
+      ["no mountinfo line for it", mountinfo(() => "")],
+      ["no loadavg to size the listing by", (r: string) => Deno.removeSync(`${r}/loadavg`)],
+      ["no uptime to read", (r: string) => Deno.removeSync(`${r}/uptime`)],
     ] as const
   ) {
     await t.step(label, async () => {
-      await using root = await fixtureProc([100], "");
-      Deno.writeTextFileSync(`${root.path}/self/mountinfo`, mountinfo(root.path));
+      await using root = await fixtureProc([100]);
+      spoil(root.path);
       const b = linuxBackend(root.path);
       probeGone(b, LISTING_AFTER + 10);
       assertEquals(b.exitedBefore(300, "10"), false);
     });
   }
-  await t.step("no loadavg to size the listing by", async () => {
-    await using root = await fixtureProc([100], "");
-    Deno.writeTextFileSync(`${root.path}/self/mountinfo`, plainProc(root.path));
-    Deno.removeSync(`${root.path}/loadavg`);
-    const b = linuxBackend(root.path);
-    probeGone(b, LISTING_AFTER + 10);
-    assertEquals(b.exitedBefore(300, "10"), false);
-  });
-  await t.step("no uptime to read", async () => {
-    await using root = await fixtureProc([100], "");
-    Deno.writeTextFileSync(`${root.path}/self/mountinfo`, plainProc(root.path));
-    Deno.removeSync(`${root.path}/uptime`);
-    const b = linuxBackend(root.path);
-    probeGone(b, LISTING_AFTER + 10);
-    assertEquals(b.exitedBefore(300, "10"), false);
-  });
 });
 
 /** Gone pids enough for this host's listing: its task count (twice the threshold) at least. */
@@ -268,19 +262,6 @@ Deno.test({
     assertEquals(names.sort(), [`${a.pid}.json`, `${b.pid}.json`].sort());
   });
 });
-
-/** Whether `unshare --time` works here (root, a 5.6+ kernel). */
-function canUnshareTime(): boolean {
-  try {
-    return new Deno.Command("unshare", {
-      args: ["--time", "--boottime", "1000", "true"],
-      stdout: "null",
-      stderr: "null",
-    }).outputSync().success;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test({
   name: "in a time namespace ahead of the host, a process started after the listing is probed",

@@ -6,19 +6,7 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { parseStat } from "../../src/process/linux.ts";
-import { spawnSleeper } from "../helpers.ts";
-
-function canUnshareTime(): boolean {
-  try {
-    return new Deno.Command("unshare", {
-      args: ["--time", "--boottime", "-1", "true"],
-      stdout: "null",
-      stderr: "null",
-    }).outputSync().success;
-  } catch {
-    return false;
-  }
-}
+import { canUnshareTime, spawnSleeper } from "../helpers.ts";
 
 const PROBE = `
 import { linuxBackend } from "${new URL("../../src/process/linux.ts", import.meta.url).href}";
@@ -34,7 +22,7 @@ console.log(JSON.stringify({ kind: p.kind, startToken: p.kind === "exists" ? p.i
 
 Deno.test({
   name: "a live process started before a negative time namespace's zero is never called dead",
-  ignore: Deno.build.os !== "linux" || !canUnshareTime(),
+  ignore: !canUnshareTime(-1),
 }, async (t) => {
   await using s = spawnSleeper();
   const token = parseStat(Deno.readTextFileSync(`/proc/${s.pid}/stat`))!.starttime;

@@ -4,28 +4,16 @@
  * have the same start token read from any time namespace.
  */
 import { assertEquals } from "../assert.ts";
-import { cleanEnv, cliArgs, rosterJson, run, spawnSleeper, tempDir } from "../helpers.ts";
+import {
+  canUnshareTime,
+  cleanEnv,
+  cliArgs,
+  rosterJson,
+  run,
+  spawnSleeper,
+  tempDir,
+} from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
-
-function canUnshareTime(): boolean {
-  if (Deno.build.os !== "linux") {
-    console.log("skipped: time namespaces are Linux-only");
-    return false;
-  }
-  try {
-    const ok = new Deno.Command("unshare", {
-      args: ["--time", "--boottime", "1000", "true"],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).outputSync().success;
-    if (!ok) console.log("skipped: unshare --time failed (needs root and a 5.6+ kernel)");
-    return ok;
-  } catch {
-    console.log("skipped: unshare is not installed");
-    return false;
-  }
-}
 
 /** roster run from inside a new time namespace whose boottime is `offset` seconds ahead. */
 function inTimeNs(offset: number, args: string[]) {
