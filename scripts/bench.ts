@@ -408,17 +408,30 @@ async function main() {
       Deno.writeTextFileSync(`${hostDir(one)}/${unreg}.json`, unregRecord, { mode: 0o600 });
     // Each hook command twice, from the bundle and from the sources, in the same rounds.
     const verdicts = [0, 10, 11, 12, 13]; // continuation-check's answers
-    const hooks: [string, string[], number[]?][] = [
-      ["version", ["--version"]],
-      ["register", ["register", "--pid", `${spare[0]}`, "--home", one, "-q"]],
-      ["unregister", ["unregister", "--pid", `${unreg}`, "--home", one, "-q"]],
-      ["check", ["check", `${spare[0]}`, "--home", one]],
-      ["whoami", ["whoami", "--home", one]],
-      ["continuation-check", ["continuation-check", "--key", "bench", "--home", one], verdicts],
+    const hooks: [string, string, string[], number[]?][] = [
+      ["version", "`roster --version`", ["--version"]],
+      ["register", "`register --quiet`", ["register", "--pid", `${spare[0]}`, "--home", one, "-q"]],
+      ["unregister", "`unregister --quiet`", [
+        "unregister",
+        "--pid",
+        `${unreg}`,
+        "--home",
+        one,
+        "-q",
+      ]],
+      ["check", "`check PID`", ["check", `${spare[0]}`, "--home", one]],
+      ["whoami", "`whoami`", ["whoami", "--home", one]],
+      ["continuation-check", "`continuation-check --key K`", [
+        "continuation-check",
+        "--key",
+        "bench",
+        "--home",
+        one,
+      ], verdicts],
     ];
     const start = await interleaved([
       { name: "floor", cmd: floorCmd },
-      ...hooks.flatMap(([name, args, codes]): Case[] => {
+      ...hooks.flatMap(([name, _label, args, codes]): Case[] => {
         const before = name === "unregister" ? restoreUnreg : undefined;
         return [
           { name: `bundle ${name}`, cmd: fromBundle(...args), before, codes },
@@ -432,16 +445,8 @@ async function main() {
         `${stopwatch === null ? "wall" : "CPU"} (median); load average at the start ${loadStart}`,
     );
     row("hello world, `deno run` (start-up floor)", `${fmt(floor)} ms`, "", "", "", "");
-    const labels: [string, string][] = [
-      ["version", "`roster --version`"],
-      ["register", "`register --quiet`"],
-      ["unregister", "`unregister --quiet`"],
-      ["check", "`check PID`"],
-      ["whoami", "`whoami`"],
-      ["continuation-check", "`continuation-check --key K`"],
-    ];
     // The target's rows: the bundle is what `deno compile` embeds (scripts/build.ts).
-    for (const [name, label] of labels) {
+    for (const [name, label] of hooks) {
       const r = start.get(`bundle ${name}`)! / floor;
       row(
         `start-up: ${label}, the bundle (what \`deno compile\` embeds)`,
@@ -454,7 +459,7 @@ async function main() {
       );
     }
     // For information: `deno run main.ts`, the TypeScript sources (tests, `deno task roster`).
-    for (const [name, label] of labels) {
+    for (const [name, label] of hooks) {
       row(
         `start-up: ${label}, from the sources`,
         `${fmt(start.get(`source ${name}`)!)} ms`,
