@@ -268,7 +268,9 @@ export const COMMANDS: CommandSpec[] = [
       QUIET,
     ],
     details: "The old row then shows reason resumed and its successor; list shows the new " +
-      "row's predecessor.",
+      "row's predecessor. By --session-id, the ended or parked record of that id, never the " +
+      "successor's own. A link is never replaced: the same successor again is accepted, " +
+      `another is refused (exit ${EXIT.USAGE}).`,
     load: lazy<typeof import("./commands/resume.ts")>("./commands/resume.ts"),
   },
   {

@@ -27,11 +27,27 @@ import {
 /** A session named on the command line: by pid, or by its (or its harness's) session id. */
 export type SessionTarget = { pid: number } | { sessionId: string };
 
-/** This host's record that `target` names; for a session id, the newest not yet resumed. */
+/**
+ * How `resume` ranks the records a session id names: `claude --resume <id>` and `codex resume
+ * <id>` keep the id, so the live successor shares it with the ended session it continues.
+ * Only a record that may be resumed is wanted: never the successor's own, and an ended or
+ * parked one before one that runs.
+ */
+export interface ResumeRank {
+  successor: SessionLink;
+  judge: LivenessJudge;
+}
+
+/**
+ * This host's record that `target` names. For a session id: the newest not yet resumed; for
+ * `resume` (rank), the newest that can be resumed by `rank.successor`: the one already linked
+ * to it (an identical retry) first, then an ended or parked one, never the successor itself.
+ */
 function findTarget(
   dir: string,
   dirName: string,
   target: SessionTarget,
+  resume: ResumeRank | null = null,
 ): Extract<Entry, { ok: true }> {
   if ("pid" in target) {
     const entry = readEntry(dir, dirName, `${target.pid}.json`);
@@ -45,18 +61,30 @@ function findTarget(
     return entry;
   }
   let best: Extract<Entry, { ok: true }> | null = null;
-  const rank = (
-    e: Extract<Entry, { ok: true }>,
-  ) => [e.record.successor === null ? 1 : 0, parseTime(e.record.registered_at) ?? 0];
+  let bestRank: number[] = [];
+  const rank = (e: Extract<Entry, { ok: true }>): number[] => {
+    const r = e.record;
+    const newest = parseTime(r.registered_at) ?? 0;
+    if (resume === null) return [r.successor === null ? 1 : 0, newest];
+    const linked = r.successor !== null && sameProcess(r.successor, resume.successor);
+    const liveness = toRow(e, resume.judge).liveness;
+    const resumable = r.successor === null && liveness === "dead";
+    return [linked ? 2 : resumable ? 1 : 0, newest];
+  };
   for (const name of listNames(dir, "Could not read the store")) {
     const e = readEntry(dir, dirName, name);
     if (e === null || !e.ok) continue;
     const r = e.record;
     if (r.session_id !== target.sessionId && r.native_session_id !== target.sessionId) continue;
-    if (best === null) best = e;
-    else {
-      const [a, b] = [rank(e), rank(best)];
-      if (a[0] > b[0] || (a[0] === b[0] && a[1] > b[1])) best = e;
+    // The successor's own record shares the id; it never continues itself.
+    if (
+      resume !== null &&
+      sameProcess({ pid: r.session_pid, start_token: r.start_token }, resume.successor)
+    ) continue;
+    const k = rank(e);
+    if (best === null || k[0] > bestRank[0] || (k[0] === bestRank[0] && k[1] > bestRank[1])) {
+      best = e;
+      bestRank = k;
     }
   }
   if (best === null) {
@@ -67,14 +95,26 @@ function findTarget(
   return best;
 }
 
+/** The same process: the same pid and start token. */
+const sameProcess = (
+  a: { pid: number; start_token: string | null },
+  b: { pid: number; start_token: string | null },
+) => a.pid === b.pid && a.start_token === b.start_token;
+
 /**
  * The directory of this host (this place's first, then the host's of the older layout) that
  * holds `target`. Throws findTarget's error, naming this place's directory, when none does.
  */
-function targetDir(home: string, host: string, judge: LivenessJudge, target: SessionTarget) {
+function targetDir(
+  home: string,
+  host: string,
+  judge: LivenessJudge,
+  target: SessionTarget,
+  resume: ResumeRank | null,
+) {
   for (const d of placeDirsIn(openStore(home, false), host, judge)) {
     try {
-      findTarget(d.dir, d.dirName, target);
+      findTarget(d.dir, d.dirName, target, resume);
       return d;
     } catch (err) {
       if (!(err instanceof UsageError)) throw err;
@@ -82,7 +122,7 @@ function targetDir(home: string, host: string, judge: LivenessJudge, target: Ses
   }
   const dirName = placeDirName({ ...judge.here, host });
   const dir = join(sessionsDir(home), dirName);
-  findTarget(dir, dirName, target); // says what is missing
+  findTarget(dir, dirName, target, resume); // says what is missing
   return { dir, dirName };
 }
 
@@ -93,12 +133,14 @@ async function updateSession(
   judge: LivenessJudge,
   target: SessionTarget,
   change: (row: Row, record: SessionRecord) => SessionRecord,
+  resume: ResumeRank | null = null,
 ): Promise<Row> {
-  const { dir, dirName } = targetDir(home, host, judge, target);
+  const { dir, dirName } = targetDir(home, host, judge, target, resume);
   return await withLock(dir, () => {
-    const entry = findTarget(dir, dirName, target);
+    const entry = findTarget(dir, dirName, target, resume);
     const next = change(toRow(entry, judge, true), entry.record);
-    writeAtomic(entry.path, recordJson(next), false);
+    // Nothing changed (an identical retry): nothing written.
+    if (next !== entry.record) writeAtomic(entry.path, recordJson(next), false);
     return toRow({ ...entry, record: next }, judge, true);
   });
 }
@@ -117,7 +159,11 @@ export function parkSession(
   }));
 }
 
-/** Records the successor of an ended or parked session; a running one is refused. */
+/**
+ * Records the successor of an ended or parked session; a running one is refused. A link is
+ * never replaced (append-only): the same successor again is an identical retry, accepted
+ * without a write; another is refused, naming the link there is.
+ */
 export function resumeSession(
   home: string,
   host: string,
@@ -127,6 +173,21 @@ export function resumeSession(
   now = Date.now(),
 ): Promise<Row> {
   return updateSession(home, host, judge, target, (row, record) => {
+    const linked = record.successor;
+    if (linked !== null) {
+      if (
+        sameProcess(linked, successor) &&
+        (successor.session_id === null || linked.session_id === null ||
+          successor.session_id === linked.session_id)
+      ) return record;
+      throw new UsageError(
+        `Invalid --successor-pid: session ${record.session_pid}` +
+          (record.session_id === null ? "" : ` (${record.session_id})`) +
+          ` is already resumed by pid ${linked.pid}` +
+          (linked.session_id === null ? "" : ` (${linked.session_id})`) +
+          `; a link is never replaced: ${row.path}`,
+      );
+    }
     if (row.liveness === "alive" || row.liveness === "unknown") {
       throw new UsageError(
         `Invalid session: pid ${record.session_pid} is ${row.liveness} (${row.reason}); ` +
@@ -137,7 +198,7 @@ export function resumeSession(
       throw new UsageError("Invalid --successor-pid: a session cannot succeed itself");
     }
     return { ...stamped(record, row, now), successor };
-  });
+  }, { successor, judge });
 }
 
 /**
