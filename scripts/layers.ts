@@ -8,7 +8,8 @@
  *
  * Nothing imports upward or sideways: a feature never imports another feature's files, and
  * src/fs and src/identity never import each other. The crossings allowed are CROSSING below:
- * the continuation reads registry rows through src/registry/mod.ts.
+ * the continuation reads registry rows through src/registry/mod.ts. ENTRY_POINT narrows a
+ * downward import too: metrics reads rows only through src/registry/mod.ts.
  *
  * Usage: deno run --allow-read scripts/layers.ts [--root DIR]   (default: this repository)
  */
@@ -30,18 +31,28 @@ const UNITS: [unit: string, rank: number, test: (path: string) => boolean][] = [
 /** The one import allowed across features: the continuation reads registry rows here. */
 const CROSSING: [from: string, to: string][] = [["continuation", "src/registry/mod.ts"]];
 
+/** Units that may reach a lower unit only through its entry point: [from, to, entry point]. */
+const ENTRY_POINT: [from: string, to: string, entry: string][] = [
+  ["metrics", "registry", "src/registry/mod.ts"],
+];
+
 function unitOf(path: string): { unit: string; rank: number } | null {
   for (const [unit, rank, test] of UNITS) if (test(path)) return { unit, rank };
   return null;
 }
 
-/** Every relative module specifier in `source`: static, re-exported and dynamic imports. */
+/**
+ * Every relative module specifier in `source`: static, re-exported and dynamic imports, the
+ * dynamic ones quoted or in a template literal (one without `${...}`: a computed path cannot
+ * be checked, and the tree has none).
+ */
 function importsOf(source: string): string[] {
   const found: string[] = [];
   const patterns = [
     /\b(?:import|export)\s[^'"`;]*?\sfrom\s*["']([^"']+)["']/g,
     /\bimport\s*["']([^"']+)["']/g,
     /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g,
+    /\bimport\s*\(\s*`([^`$]+)`\s*\)/g,
   ];
   for (const re of patterns) {
     for (const m of source.matchAll(re)) if (m[1].startsWith(".")) found.push(m[1]);
@@ -68,6 +79,10 @@ function violation(from: string, to: string): string | null {
   if (b === null) return `${from} imports ${to}: outside every layer`;
   if (a.unit === b.unit) return null;
   if (CROSSING.some(([unit, path]) => unit === a.unit && path === to)) return null;
+  const entry = ENTRY_POINT.find(([from, unit]) => from === a.unit && unit === b.unit);
+  if (entry !== undefined && to !== entry[2]) {
+    return `past the entry point: ${from} (${a.unit}) imports ${to}; use ${entry[2]}`;
+  }
   if (b.rank < a.rank && !(a.rank === 3 && b.rank === 3)) return null;
   const kind = b.rank > a.rank ? "upward import" : "sideways import";
   return `${kind}: ${from} (${a.unit}) imports ${to} (${b.unit})`;

@@ -1,6 +1,7 @@
 /**
  * The layer check (scripts/layers.ts): it passes on this tree, and fails, naming the import,
- * on a copy of this tree with one upward or sideways import added.
+ * on a copy of this tree with one upward or sideways import added, or one import of the
+ * registry from metrics that goes past src/registry/mod.ts.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { tempDir } from "../helpers.ts";
@@ -57,6 +58,18 @@ Deno.test("deno task layers", async (t) => {
       "src/pause.ts",
       'export const lazy = () => import("./registry/store.ts");',
       /upward import: src\/pause\.ts \(base\) imports src\/registry\/store\.ts \(registry\)/,
+    ],
+    [
+      "a dynamic upward import in a template literal (fs -> registry)",
+      "src/fs/read.ts",
+      "export const lazy = () => import(`../registry/store.ts`);",
+      /upward import: src\/fs\/read\.ts \(fs\) imports src\/registry\/store\.ts \(registry\)/,
+    ],
+    [
+      "metrics reading rows past src/registry/mod.ts",
+      "src/metrics/collect.ts",
+      'import { forEachRow as again } from "../registry/scan.ts";',
+      /past the entry point: src\/metrics\/collect\.ts \(metrics\) imports src\/registry\/scan\.ts; use src\/registry\/mod\.ts/,
     ],
     [
       "a feature importing another feature's files",
