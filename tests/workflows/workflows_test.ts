@@ -12,12 +12,56 @@ const isMap = (v: Yaml): v is Map => v !== null && typeof v === "object" && !Arr
 
 const ROOT = new URL("../../", import.meta.url);
 
-export function runnerLabels(): Set<string> {
-  const text = Deno.readTextFileSync(new URL(".github/runner-labels.txt", ROOT));
+/** A runner label as .github/runner-labels.txt lists it, with its end once GitHub announced it. */
+export interface RunnerLabel {
+  label: string;
+  /** From this day (YYYY-MM-DD, UTC) on, a workflow must not use it. */
+  deprecated?: string;
+  retired?: string;
+  source?: string;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The list's labels and the day it was last checked; throws on a line it cannot read. */
+export function parseRunnerLabels(text: string): { checked: string; labels: RunnerLabel[] } {
+  const checked = /^# checked: (\S+)$/m.exec(text)?.[1] ?? "";
+  if (!DAY.test(checked)) throw new Error("runner-labels.txt has no `# checked: YYYY-MM-DD` line");
+  const labels: RunnerLabel[] = [];
+  for (const [i, raw] of text.split("\n").entries()) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    const f = line.split(/\s+/);
+    if (f.length === 1) {
+      labels.push({ label: f[0] });
+      continue;
+    }
+    const [label, d, deprecated, r, retired, source, ...rest] = f;
+    if (
+      d !== "deprecated" || r !== "retired" || !DAY.test(deprecated) || !DAY.test(retired) ||
+      !/^https:\/\/\S+$/.test(source ?? "") || rest.length > 0 || deprecated > retired
+    ) {
+      throw new Error(
+        `runner-labels.txt line ${i + 1}: expected LABEL or LABEL deprecated DAY retired DAY URL`,
+      );
+    }
+    labels.push({ label, deprecated, retired, source });
+  }
+  return { checked, labels };
+}
+
+/** The labels a workflow may use on `today` (YYYY-MM-DD): listed, and not deprecated yet. */
+export function usableLabels(labels: readonly RunnerLabel[], today: string): Set<string> {
   return new Set(
-    text.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#")),
+    labels.filter((l) => l.deprecated === undefined || today < l.deprecated).map((l) => l.label),
   );
 }
+
+export function runnerLabelsText(): string {
+  return Deno.readTextFileSync(new URL(".github/runner-labels.txt", ROOT));
+}
+
+const today = () => new Date().toISOString().slice(0, 10);
 
 /** The labels a job's runs-on can take: literals, or `${{ matrix.KEY }}` over the matrix. */
 export function runsOnLabels(job: Map): string[] {
@@ -69,7 +113,9 @@ export function lintWorkflow(text: string, labels: Set<string>): string[] {
     }
     try {
       for (const label of runsOnLabels(job)) {
-        if (!labels.has(label)) problems.push(`job ${id} runs on ${label}, not a current runner`);
+        if (!labels.has(label)) {
+          problems.push(`job ${id} runs on ${label}, not a current runner`);
+        }
       }
     } catch (err) {
       problems.push(`job ${id}: ${(err as Error).message}`);
@@ -96,7 +142,8 @@ export function lintWorkflow(text: string, labels: Set<string>): string[] {
 }
 
 Deno.test("the workflow lint", async (t) => {
-  const labels = runnerLabels();
+  const list = parseRunnerLabels(runnerLabelsText());
+  const labels = usableLabels(list.labels, today());
   await t.step("every workflow in .github/workflows is clean", () => {
     const dir = new URL(".github/workflows/", ROOT);
     const files = [...Deno.readDirSync(dir)].filter((e) => /\.ya?ml$/.test(e.name));
@@ -105,10 +152,51 @@ Deno.test("the workflow lint", async (t) => {
       assertEquals(lintWorkflow(Deno.readTextFileSync(new URL(f.name, dir)), labels), [], f.name);
     }
   });
-  await t.step("the runner list has no retired label", () => {
-    for (const gone of ["macos-13", "ubuntu-20.04", "windows-2019", "macos-12"]) {
+  await t.step("the linux job runs .ci/run, so it installs what .ci/setup.d installs", () => {
+    const ci = parseYaml(Deno.readTextFileSync(new URL(".github/workflows/ci.yml", ROOT)));
+    const linux = isMap(ci) && isMap(ci.jobs) ? ci.jobs.linux : null;
+    assert(isMap(linux) && Array.isArray(linux.steps), "ci.yml has a linux job");
+    const runs = linux.steps.map((s) => isMap(s) && typeof s.run === "string" ? s.run : "");
+    assert(runs.some((r) => /^CI=true bash \.ci\/run$/m.test(r)), runs.join("\n"));
+    // Bounded: a hang ends the job well before GitHub's six hours.
+    assert(Number(linux["timeout-minutes"]) > 0 && Number(linux["timeout-minutes"]) <= 120);
+  });
+  await t.step("the runner list is dated, each label once, each end with its source", () => {
+    assert(list.checked <= today(), `checked ${list.checked} is in the future`);
+    const names = list.labels.map((l) => l.label);
+    assertEquals(names.length, new Set(names).size, "a label is listed twice");
+    // Labels GitHub has retired (announcements in actions/runner-images): rejected however
+    // the list is edited, since a retired label leaves a job queued and a release unpublished.
+    for (const gone of ["macos-14", "macos-13", "macos-12", "ubuntu-20.04", "windows-2019"]) {
       assert(!labels.has(gone), gone);
+      assert(list.labels.some((l) => l.label === gone && l.source !== undefined), gone);
     }
+    // Deprecated since 2026-09-17 (retired 2027-04-17): no workflow moves onto it.
+    assert(!labels.has("ubuntu-22.04"));
+  });
+  await t.step("a label is refused from its deprecation day on", () => {
+    const dated = parseRunnerLabels([
+      "# checked: 2026-06-01",
+      "macos-14 deprecated 2026-07-06 retired 2026-11-02 https://example.invalid/13518",
+      "macos-26",
+    ].join("\n")).labels;
+    const wf =
+      "name: x\non: push\njobs:\n  a:\n    runs-on: macos-14\n    steps:\n      - run: true";
+    assertEquals(lintWorkflow(wf, usableLabels(dated, "2026-07-05")), []);
+    for (const day of ["2026-07-06", "2026-11-02", "2027-01-01"]) {
+      assertEquals(lintWorkflow(wf, usableLabels(dated, day)), [
+        "job a runs on macos-14, not a current runner",
+      ]);
+    }
+    for (
+      const bad of [
+        "macos-14 retired 2026-11-02",
+        "macos-14 deprecated 2026-11-03 retired 2026-11-02 https://x",
+      ]
+    ) {
+      assertThrows(() => parseRunnerLabels(`# checked: 2026-06-01\n${bad}`));
+    }
+    assertThrows(() => parseRunnerLabels("macos-26"));
   });
   await t.step("a retired runner, a matrix value, a bad need and a bare step are caught", () => {
     const wf = [
