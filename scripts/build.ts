@@ -59,19 +59,46 @@ export function outputName(target: Target): string {
   return `roster-${target}${target.includes("windows") ? ".exe" : ""}`;
 }
 
+/** The OS a target's binary runs on, which decides its permissions. */
+export type TargetOs = "linux" | "darwin" | "windows";
+
+export function osOf(target: Target): TargetOs {
+  return target.includes("linux") ? "linux" : target.includes("windows") ? "windows" : "darwin";
+}
+
 /**
- * The permissions baked into each binary (docs/decisions.md, "Permissions baked into the
- * binaries"). Linux: all, because Deno gates every /proc read behind all access. Elsewhere only
- * what the backend for that OS uses. --no-prompt: a hook must fail, never wait on a prompt.
+ * The permissions baked into each binary, per OS: the one table (docs/decisions.md,
+ * "Permissions baked into the binaries"; tests/scripts/baked_permissions_test.ts runs every
+ * command under each). Linux: all, because Deno gates every /proc read behind all access.
+ * Elsewhere only what that OS's code uses: files, the environment, FFI for the process
+ * backend, the host name and uptime, the uid on POSIX (Windows has none), and run for any
+ * program, since `exec` runs the caller's command and `continuation-check --tmux` runs tmux
+ * (macOS also falls back to `ps`). --no-prompt: a hook must fail, never wait on a prompt.
  */
+export const PERMISSIONS: Readonly<Record<TargetOs, readonly string[]>> = {
+  linux: ["--allow-all", "--no-prompt"],
+  darwin: [
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    "--allow-ffi",
+    "--allow-sys=hostname,osUptime,uid",
+    "--allow-run",
+    "--no-prompt",
+  ],
+  windows: [
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    "--allow-ffi",
+    "--allow-sys=hostname,osUptime",
+    "--allow-run",
+    "--no-prompt",
+  ],
+};
+
 export function permissionsFor(target: Target): string[] {
-  if (target.includes("linux")) return ["--allow-all", "--no-prompt"];
-  const common = ["--allow-read", "--allow-write", "--allow-env", "--allow-ffi"];
-  if (target.includes("windows")) {
-    // No Deno.uid() and no ps fallback on Windows (src/fs, src/process/mod.ts).
-    return [...common, "--allow-sys=hostname,osUptime", "--no-prompt"];
-  }
-  return [...common, "--allow-sys=hostname,osUptime,uid", "--allow-run=ps", "--no-prompt"];
+  return [...PERMISSIONS[osOf(target)]];
 }
 
 /**

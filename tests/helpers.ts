@@ -83,9 +83,51 @@ export function cliArgs(args: string[]): string[] {
   return ["run", "--quiet", ...PERMS, MAIN, ...args];
 }
 
-export const DEFAULT_TIMEOUT_MS = 60_000;
+/**
+ * How many times longer than on a quiet machine a wait may take before it is called a hang:
+ * $ROSTER_TEST_BOUND_SCALE (default 1; scripts/ci_under_load.sh sets more). Bounds catch hangs;
+ * they never measure speed (that is `deno task bench`).
+ */
+export const BOUND_SCALE = Math.max(1, Number(Deno.env.get("ROSTER_TEST_BOUND_SCALE") ?? 1) || 1);
+
+/** The bound for a wait that ends in moments on any machine: only a hang outlasts it. */
+export const HANG_MS = 120_000 * BOUND_SCALE;
+
+export const DEFAULT_TIMEOUT_MS = 60_000 * BOUND_SCALE;
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+/**
+ * `promise`, or an error naming `what` once `ms` pass first: a wait that hangs fails its test
+ * (which Deno names) instead of stalling the run.
+ */
+export async function bounded<T>(promise: Promise<T>, what: string, ms = HANG_MS): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, fail) => {
+    timer = setTimeout(() => fail(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Polls `ready` every `everyMs` until it holds; throws naming `what` after `ms` (a hang bound,
+ * not a speed limit: a slow host only makes it poll longer).
+ */
+export async function waitUntil(
+  ready: () => boolean | Promise<boolean>,
+  what: string,
+  { ms = HANG_MS, everyMs = 10 }: { ms?: number; everyMs?: number } = {},
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ready())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await sleep(everyMs);
+  }
+}
 
 /**
  * Runs roster to completion. A run that outlasts `opts.timeoutMs` (default 60 s) is killed with
@@ -210,7 +252,7 @@ export function spawnKillable(cmd: string, args: string[]): Sleeper {
     try {
       child.kill("SIGKILL");
     } catch { /* already gone */ }
-    await child.status;
+    await bounded(child.status, `${cmd} (pid ${child.pid}) did not end after SIGKILL`);
   };
   return { pid: child.pid, kill, [Symbol.asyncDispose]: kill };
 }

@@ -4,7 +4,7 @@
  * is not installed is skipped with a printed reason.
  */
 import { assert, assertEquals, assertMatch, assertThrows } from "../assert.ts";
-import { installed, isFile, roster, tempDir } from "../helpers.ts";
+import { HANG_MS, installed, isFile, roster, tempDir } from "../helpers.ts";
 import { buildModel, script, type Shell, SHELLS } from "../../src/cli/completions.ts";
 import { COMMANDS, type CommandSpec, GLOBAL_FLAGS } from "../../src/cli/spec.ts";
 
@@ -17,7 +17,8 @@ async function output(cmd: string, args: string[], env?: Record<string, string>)
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-    signal: AbortSignal.timeout(20_000),
+    // A hang bound, not a speed limit: zsh under a loaded host took more than 20 s.
+    signal: AbortSignal.timeout(HANG_MS),
   }).output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };

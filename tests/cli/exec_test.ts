@@ -4,7 +4,7 @@
  * command is 127 as in a shell, signals reach the child, and the record says how it ended.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { cleanEnv, cliArgs, hostDir, roster, rosterJson, tempDir } from "../helpers.ts";
+import { cleanEnv, cliArgs, hostDir, roster, rosterJson, tempDir, waitUntil } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
 
 async function records(home: string): Promise<Record<string, unknown>[]> {
@@ -122,8 +122,7 @@ Deno.test("roster exec", async (t) => {
         stdout: "piped",
         stderr: "piped",
       }).spawn();
-      for (let i = 0; i < 400 && !(await exists(ready)); i++) await sleep(25);
-      assert(await exists(ready), "the child started");
+      await waitUntil(() => exists(ready), "the child started", { everyMs: 25 });
       child.kill(signal);
       const out = await child.output();
       assertEquals(await Deno.readTextFile(mark), `${short}\n`);
@@ -160,7 +159,6 @@ Deno.test("roster exec", async (t) => {
   });
 });
 
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 async function exists(p: string) {
   try {
     await Deno.lstat(p);

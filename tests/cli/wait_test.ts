@@ -8,6 +8,7 @@ import {
   cleanEnv,
   cliArgs,
   type CliResult,
+  HANG_MS,
   roster,
   rosterJson,
   spawnSleeper,
@@ -37,7 +38,7 @@ function startWait(args: string[], n: number) {
     return r;
   });
   const watching = async () => {
-    for (let i = 0; i < 600; i++) {
+    for (const deadline = Date.now() + HANG_MS; Date.now() < deadline;) {
       let pidfds = 0;
       try {
         for (const e of Deno.readDirSync(`/proc/${child.pid}/fd`)) {

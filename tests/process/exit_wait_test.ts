@@ -6,7 +6,7 @@
  * byte on every OS, since no kqueue runs here.
  */
 import { assert, assertEquals } from "../assert.ts";
-import { NO_PID, type Sleeper, spawnSleeper } from "../helpers.ts";
+import { HANG_MS, NO_PID, type Sleeper, spawnSleeper } from "../helpers.ts";
 import { spawnPing } from "../windows/helpers.ts";
 import { waitMechanism, watchExit } from "../../src/process/exit_wait.ts";
 import {
@@ -135,7 +135,7 @@ Deno.test({
         assertEquals([ended, probes], [false, 0]);
         await s.kill();
         let timer: ReturnType<typeof setTimeout> | undefined;
-        const late = new Promise<"late">((ok) => timer = setTimeout(() => ok("late"), 15_000));
+        const late = new Promise<"late">((ok) => timer = setTimeout(() => ok("late"), HANG_MS));
         assertEquals(await Promise.race([exited.then(() => "ended"), late]), "ended");
         clearTimeout(timer);
       } finally {

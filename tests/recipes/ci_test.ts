@@ -4,7 +4,7 @@
  * that runs until the test lets it finish.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+import { HANG_MS, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
 import { installRoster, recipe, recipeEnv, waitingProgram } from "./harness.ts";
 
@@ -55,7 +55,7 @@ Deno.test("recipe: a CI step runs the agent as a registered session", async (t) 
   try {
     await t.step("while the agent runs it is registered and alive", async () => {
       let all: Row[] = [];
-      for (let i = 0; i < 200; i++) {
+      for (const deadline = Date.now() + HANG_MS; Date.now() < deadline;) {
         all = await rows();
         if (all.some((r) => r.agent === "claude")) break;
         await new Promise((r) => setTimeout(r, 50));

@@ -389,9 +389,7 @@ Deno.test("hostile files in the store", async (t) => {
   const goodBefore = Deno.readTextFileSync(good.path);
 
   // A hang fails here: roster() kills a list that outlasts its timeout and throws.
-  const started = Date.now();
-  const r = await roster(["list", "--all", "--json", "--home", home.path], { timeoutMs: 20_000 });
-  assert(Date.now() - started < 20_000, "list must not hang");
+  const r = await roster(["list", "--all", "--json", "--home", home.path]);
   assertEquals(r.code, 0, r.stderr);
   assert(!hasStackTrace(r.stderr));
   const rows = JSON.parse(r.stdout) as Row[];
@@ -414,7 +412,7 @@ Deno.test("hostile files in the store", async (t) => {
     assertEquals(rows.find((x) => x.path === good.path)?.reason, "running");
   });
   await t.step("a plain list shows the malformed rows and the live one, nothing else", async () => {
-    const shown = await rosterJson<Row[]>(home.path, ["list"], { timeoutMs: 20_000 });
+    const shown = await rosterJson<Row[]>(home.path, ["list"]);
     const malformedNames = FILES.filter((c) => c.expect.row === "malformed").map((c) => c.file);
     assertEquals(
       shown.map((x) => x.path).sort(),

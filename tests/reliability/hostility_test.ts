@@ -9,6 +9,7 @@ import { assert, assertEquals, assertMatch } from "../assert.ts";
 import {
   cliArgs,
   type CliResult,
+  HANG_MS,
   hostDir,
   NO_PID,
   roster,
@@ -16,6 +17,7 @@ import {
   run,
   spawnSleeper,
   tempDir,
+  waitUntil,
   writeJson,
 } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
@@ -433,7 +435,6 @@ Deno.test("links and loose directories at every level: nothing is written throug
  * Far beyond any call's time on a loaded machine (a shared CI box runs calls for seconds), far
  * below for ever: the old code blocked in open(2) until it was killed.
  */
-const HANG_MS = 45_000;
 
 Deno.test("FIFOs swapped in under a racing writer never hang list or register", async () => {
   await using home = await tempDir();
@@ -514,10 +515,7 @@ Deno.test("a FIFO swapped in for the sweep queue between its look and its open n
   }).spawn();
   const marker = `${dir}/.pause-${point}-${child.pid}`;
   try {
-    for (let i = 0; !exists(marker); i++) {
-      assert(i < 1000, `never reached ${point}`);
-      await new Promise((ok) => setTimeout(ok, 10));
-    }
+    await waitUntil(() => exists(marker), `never reached ${point}`);
     Deno.removeSync(queue);
     assertEquals((await run("mkfifo", [queue], {})).code, 0);
     Deno.removeSync(marker);

@@ -11,8 +11,10 @@ import {
   compileArgs,
   formatSha256Sums,
   isBaseDownloadFailure,
+  osOf,
   outputName,
   parseOptions,
+  PERMISSIONS,
   permissionsFor,
   resolveTargets,
   sha256Hex,
@@ -57,16 +59,20 @@ Deno.test("build helpers", async (t) => {
         assert(perms.includes(p), `${target} lacks ${p}`);
       }
       assert(perms.some((p) => /^--allow-sys=(.*,)?hostname(,|$)/.test(p)), `${target}: hostname`);
-      // Unrestricted run or sys access would undo the point of listing them.
-      assert(!perms.includes("--allow-run") && !perms.includes("--allow-sys"), target);
+      // Unrestricted sys access would undo the point of listing them.
+      assert(!perms.includes("--allow-sys"), target);
+      // exec runs the caller's command and --tmux runs tmux: any program (issue 25).
+      assert(perms.includes("--allow-run"), `${target}: exec needs run access`);
     }
-    const mac = permissionsFor("aarch64-apple-darwin");
-    assert(mac.includes("--allow-run=ps"), "macOS falls back to ps where FFI is refused");
     assert(
-      mac.includes("--allow-sys=hostname,osUptime,uid"),
+      permissionsFor("aarch64-apple-darwin").includes("--allow-sys=hostname,osUptime,uid"),
       "the store checks owners with Deno.uid(); list --discover needs the boot time",
     );
-    assert(!permissionsFor("x86_64-pc-windows-msvc").some((p) => p.startsWith("--allow-run")));
+    // No Deno.uid() on Windows, so no sys access for it.
+    assert(permissionsFor("x86_64-pc-windows-msvc").includes("--allow-sys=hostname,osUptime"));
+    for (const target of TARGETS) {
+      assertEquals(permissionsFor(target), [...PERMISSIONS[osOf(target)]]);
+    }
   });
 
   await t.step(

@@ -15,6 +15,7 @@ import {
   UNDER_WINE,
   WINDOWS_ONLY,
 } from "./helpers.ts";
+import { BOUND_SCALE, waitUntil } from "../helpers.ts";
 import { windowsBackend } from "../../src/process/windows.ts";
 import { isGone } from "../../src/process/types.ts";
 
@@ -49,8 +50,7 @@ Deno.test({
           const { pid } = await startOrphan("ping.exe", ["-n", "25", "127.0.0.1"]);
           await json(home, ["register", "--pid", String(pid)]);
           const b = windowsBackend()!;
-          for (let i = 0; i < 400 && !isGone(b.probe(pid)); i++) await sleep(100);
-          assert(isGone(b.probe(pid)), "ping -n 25 ended");
+          await waitUntil(() => isGone(b.probe(pid)), "ping -n 25 ended", { everyMs: 100 });
           await using second = await takePid(pid);
           const row = rowOf(await json<Row[]>(home, ["list", "--all"]), second.pid);
           assertEquals([row?.liveness, row?.reason], ["dead", "pid-reused"]);
@@ -79,7 +79,7 @@ Deno.test({
           await using ping = spawnPing();
           const waiting = rosterWin(["wait", String(ping.pid), "--home", home, "--json"]);
           // Long enough for deno.exe to start under Wine and open the handle.
-          await sleep(3_000);
+          await sleep(3_000 * BOUND_SCALE);
           await ping.kill();
           const r = await waiting;
           assertEquals(r.code, 0, r.stderr);
@@ -98,6 +98,18 @@ Deno.test({
           assertEquals(late.code, 124, late.stderr);
         },
       );
+
+      await t.step("doctor: no uid and no POSIX owner or mode check of the home", async () => {
+        // Deno reports every writable Windows file as 0o666: a mode check called every home
+        // "writable by others" (chmod 700), and Deno.uid() needed sys access the binary lacks.
+        const r = await rosterWin(["doctor", "--home", home, "--json"]);
+        const report = JSON.parse(r.stdout) as {
+          process: { uid: number | null };
+          problems: { what: string }[];
+        };
+        assertEquals(report.process.uid, null);
+        assertEquals(report.problems.filter((p) => p.what.startsWith("The home")), [], r.stderr);
+      });
 
       await t.step("check answers for a registered live session", async () => {
         await using ping = spawnPing();

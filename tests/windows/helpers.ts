@@ -3,7 +3,14 @@
  * scripts/wine/test.sh): file-URL paths Windows accepts, `ping.exe` sleepers (never deno.exe:
  * ~130 MB each under Wine), and the roster CLI run as a hook would run it.
  */
-import { type CliResult, type Sleeper, spawnKillable } from "../helpers.ts";
+import {
+  bounded,
+  type CliResult,
+  DEFAULT_TIMEOUT_MS,
+  type Sleeper,
+  spawnKillable,
+  waitUntil,
+} from "../helpers.ts";
 import { assertSchema } from "../schema.ts";
 import {
   decodeProcessEntry32W,
@@ -47,24 +54,78 @@ export function hookEnv(extra: Record<string, string> = {}): Record<string, stri
   return { ...env, NO_COLOR: "1", ...extra };
 }
 
-/** Runs roster (`deno run -A main.ts ...`) to completion. */
+/**
+ * Runs roster (`deno run -A main.ts ...`) to completion. Done when the process has exited, not
+ * when its pipes close: under Wine a service process (services.exe, explorer.exe, winedevice.exe)
+ * that a call happens to start inherits the caller's stdout and keeps it open for as long as
+ * the prefix lives, so waiting for end-of-file waited for ever (the hang in "register, list
+ * alive, kill, list dead, prune", deno.exe idle with no child). A run that outlasts the hang
+ * bound is killed and the call throws, naming the command.
+ */
 export async function rosterWin(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<CliResult> {
-  const out = await new Deno.Command(Deno.execPath(), {
+  const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--quiet", "--no-check", "--allow-all", MAIN, ...args],
     env: hookEnv(env),
     clearEnv: true,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  const r = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  }).spawn();
+  const stdout = collect(child.stdout);
+  const stderr = collect(child.stderr);
+  let code: number;
+  try {
+    code = (await bounded(
+      child.status,
+      `roster ${args.join(" ")} (pid ${child.pid})`,
+      DEFAULT_TIMEOUT_MS,
+    )).code;
+  } catch (err) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* it ended just now */ }
+    await Promise.all([stdout.stop(), stderr.stop()]);
+    throw err;
+  }
+  // What it wrote is in the pipe by now: a moment for the reads, then no more waiting.
+  const r = { code, stdout: await stdout.stop(2_000), stderr: await stderr.stop(2_000) };
   // Windows output is held to the same schemas (tests/schema.ts).
   if (args.includes("--json") && r.stdout.trim() !== "") assertSchema(args, r.stdout);
   return r;
+}
+
+/** Reads `stream` as it comes; `stop(graceMs)` waits that long for its end, then cancels it. */
+function collect(stream: ReadableStream<Uint8Array>) {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  const done = (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        chunks.push(value);
+      }
+    } catch { /* cancelled */ }
+  })();
+  return {
+    async stop(graceMs = 0): Promise<string> {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([done, new Promise((ok) => timer = setTimeout(ok, graceMs))]);
+      clearTimeout(timer);
+      await reader.cancel().catch(() => {});
+      await done;
+      const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+      let at = 0;
+      for (const c of chunks) {
+        all.set(c, at);
+        at += c.length;
+      }
+      return new TextDecoder().decode(all);
+    },
+  };
 }
 
 export const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
@@ -114,15 +175,19 @@ export async function startOrphan(
     stdout: "null",
     stderr: "null",
   }).spawn();
-  await cmd.status;
-  for (let i = 0; i < 100; i++) {
-    const found = listProcesses().find((p) =>
-      !before.has(p.pid) && p.pid !== cmd.pid && p.exeFile.toLowerCase() === image
-    );
-    if (found) return { parent: found.ppid, pid: found.pid };
-    await sleep(100);
-  }
-  throw new Error(`${program} did not start within 10 s`);
+  await bounded(cmd.status, `cmd /c start ${program}`);
+  let found: ProcessEntry | undefined;
+  await waitUntil(
+    () => {
+      found = listProcesses().find((p) =>
+        !before.has(p.pid) && p.pid !== cmd.pid && p.exeFile.toLowerCase() === image
+      );
+      return found !== undefined;
+    },
+    `${program} started through cmd /c start`,
+    { everyMs: 100 },
+  );
+  return { parent: found!.ppid, pid: found!.pid };
 }
 
 /**

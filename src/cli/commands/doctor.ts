@@ -85,13 +85,17 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
   const source = homeSource(resolved.source);
   let exists = false;
   let homeProblem: string | null = null;
+  // Windows has no uid (and its binary no sys access for one), and Deno reports every writable
+  // Windows file as mode 0o666: owners and POSIX modes say nothing there.
+  const posix = Deno.build.os !== "windows";
+  const me = posix ? Deno.uid() : null;
   try {
     const info = Deno.statSync(resolved.path);
     exists = true;
     if (!info.isDirectory) homeProblem = "not a directory";
-    else if (info.uid !== null && Deno.uid() !== null && info.uid !== Deno.uid()) {
-      homeProblem = `owned by uid ${info.uid}, not by you (uid ${Deno.uid()})`;
-    } else if (((info.mode ?? 0) & 0o022) !== 0) homeProblem = "writable by others";
+    else if (posix && info.uid !== null && me !== null && info.uid !== me) {
+      homeProblem = `owned by uid ${info.uid}, not by you (uid ${me})`;
+    } else if (posix && ((info.mode ?? 0) & 0o022) !== 0) homeProblem = "writable by others";
   } catch { /* not created yet: the first register creates it */ }
   if (homeProblem !== null) {
     problems.push({
@@ -190,7 +194,7 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
       wait: waitMechanism(),
       hidepid: hide,
       can_read_others: canReadOthers,
-      uid: Deno.uid(),
+      uid: me,
     },
     store,
     continuation: { mode, why },

@@ -1,0 +1,136 @@
+/**
+ * scripts/ci_stages.ts, what `deno task ok` and .ci/run run: every stage runs even after one
+ * failed, each stage's counts and the total are printed (the total last), the exit status is 1 on
+ * any failure, and a stage that hits its bound is ended with every process it started (those
+ * that left its process group too) and names the test it stopped in.
+ */
+import { assert, assertEquals, assertMatch } from "../assert.ts";
+import { ROOT, run, tempDir, waitUntil } from "../helpers.ts";
+import {
+  formatResults,
+  markedPids,
+  STAGES,
+  summaryCounts,
+  unfinishedTests,
+} from "../../scripts/ci_stages.ts";
+
+const RUNNER = `${ROOT}scripts/ci_stages.ts`;
+
+Deno.test("Deno's summaries are counted, and a stopped run names its tests", async (t) => {
+  await t.step("summaries of several runs add up; colours are ignored", () => {
+    const out = [
+      "\x1b[0m\x1b[32mok\x1b[0m | 41 passed (120 steps) | 0 failed \x1b[38;5;245m(3s)\x1b[0m",
+      "FAILED | 40 passed | 2 failed (1m2s)",
+    ].join("\n");
+    assertEquals(summaryCounts(out), { passed: 81, failed: 2 });
+    assertEquals(summaryCounts("error: Module not found"), null);
+  });
+  await t.step("a parallel run: the tests still running after a minute", () => {
+    const out = [
+      "'slow one' has been running for over (1m0s)",
+      "'done one' has been running for over (1m0s)",
+      "./a_test.ts => done one ... ok (70s)",
+    ].join("\n");
+    assertEquals(unfinishedTests(out), ["slow one"]);
+  });
+  await t.step("a serial run: the test and the step its last line opened", () => {
+    const out = [
+      "roster on Windows, end to end ...",
+      "  a pid reused by another process reads as dead (pid-reused) ... ok (43s)",
+      "  register, list alive, kill, list dead, prune ...",
+    ].join("\n");
+    assertEquals(unfinishedTests(out), [
+      "roster on Windows, end to end > register, list alive, kill, list dead, prune",
+    ]);
+    assertEquals(unfinishedTests("a ... ok (1ms)\n"), []);
+  });
+  await t.step("each stage's line, then the total", () => {
+    const lines = formatResults([
+      { name: "fmt", status: "ok", passed: 1, failed: 0, seconds: 1, unfinished: [] },
+      { name: "wine", status: "timed out", passed: 0, failed: 1, seconds: 9, unfinished: ["x"] },
+    ]);
+    assertEquals(lines, [
+      "stage fmt: ok, 1 passed, 0 failed (1s)",
+      "stage wine: timed out, 0 passed, 1 failed (9s); stopped in: x",
+      "1 passed, 1 failed",
+    ]);
+  });
+  await t.step("every stage is bounded, and the test stages are all there", () => {
+    for (const s of STAGES) assert(s.boundMin > 0 && s.boundMin <= 60, s.name);
+    assertEquals(STAGES.map((s) => s.name), [
+      "fmt",
+      "lint",
+      "check",
+      "layers",
+      "parallel",
+      "serial",
+      "harness",
+      "wine",
+    ]);
+  });
+});
+
+Deno.test({
+  name: "a failed stage does not stop the next, and a hung one is ended with its processes",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await using dir = await tempDir("roster-stages-");
+    const tests = (name: string, body: string) => {
+      Deno.writeTextFileSync(`${dir.path}/${name}_test.ts`, body);
+      return `${dir.path}/${name}_test.ts`;
+    };
+    const pidFile = `${dir.path}/pids`;
+    const failing = tests("failing", 'Deno.test("one fails", () => { throw new Error("no"); });\n');
+    const passing = tests("passing", 'Deno.test("one passes", () => {});\n');
+    // A test that hangs with a child in its group and one that left it (as a tmux server does).
+    const hanging = tests(
+      "hanging",
+      `Deno.test("hangs with children", async () => {
+        const a = new Deno.Command("sleep", { args: ["600"] }).spawn();
+        const b = new Deno.Command("setsid", { args: ["sleep", "601"] }).spawn();
+        Deno.writeTextFileSync(${JSON.stringify(pidFile)}, \`\${a.pid} \${b.pid}\`);
+        await new Promise(() => {});
+      });\n`,
+    );
+    const deno = (file: string) => ["deno", "test", "--allow-all", file];
+    const stages = [
+      { name: "first", cmd: deno(failing), boundMin: 5 },
+      { name: "stuck", cmd: deno(hanging), boundMin: 0.25 },
+      { name: "last", cmd: deno(passing), boundMin: 5 },
+    ];
+    Deno.writeTextFileSync(`${dir.path}/stages.json`, JSON.stringify(stages));
+    const r = await run(Deno.execPath(), [
+      "run",
+      "--allow-all",
+      RUNNER,
+      "--stages",
+      `${dir.path}/stages.json`,
+    ], {
+      PATH: Deno.env.get("PATH") ?? "",
+      HOME: Deno.env.get("HOME") ?? "",
+      NO_COLOR: "1",
+    });
+    assertEquals(r.code, 1, r.stderr);
+    const lines = r.stdout.trimEnd().split("\n");
+    assertEquals(lines.at(-1), "1 passed, 2 failed");
+    assertMatch(r.stdout, /^stage first: failed, 0 passed, 1 failed/m);
+    assertMatch(
+      r.stdout,
+      /^stage stuck: timed out, 0 passed, 1 failed \(\d+s\); stopped in: hangs with children$/m,
+    );
+    assertMatch(r.stdout, /^stage last: ok, 1 passed, 0 failed/m);
+    // Both children are gone: the one in the group and the one that left it.
+    const pids = Deno.readTextFileSync(pidFile).split(" ").map(Number);
+    await waitUntil(() => pids.every((p) => !alive(p)), `children ${pids} ended`);
+    assertEquals(markedPids("ROSTER_CI_STAGE=none-such"), []);
+  },
+});
+
+function alive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}
