@@ -274,6 +274,62 @@ export const COMMANDS: CommandSpec[] = [
     load: lazy<typeof import("./commands/resume.ts")>("./commands/resume.ts"),
   },
   {
+    name: "restore",
+    summary: "Bring back every interrupted session in tmux, continued once",
+    flags: [
+      {
+        name: "agent",
+        value: "NAME",
+        repeatable: true,
+        help: "Only sessions of these agents (repeatable or comma-separated)",
+      },
+      {
+        name: "session-id",
+        value: "ID",
+        repeatable: true,
+        help: "Only these sessions (repeatable or comma-separated)",
+      },
+      { name: "dry-run", short: "n", help: "Say what would be relaunched; change nothing" },
+      {
+        name: "print",
+        help: "Print the shell commands that would relaunch them (no tmux needed); change nothing",
+      },
+      {
+        name: "max-failures",
+        value: "N",
+        help: "Failed relaunches of a session before it is skipped for good (default: 3)",
+      },
+      {
+        name: "wait",
+        value: "DUR",
+        help: "How long a relaunch has to register through its start hook (default: 60s)",
+      },
+      {
+        name: "settle",
+        value: "DUR",
+        help: "How long it must keep running after that (default: 3s)",
+      },
+      {
+        name: "continue-timeout",
+        value: "DUR",
+        help: "How long to wait for each to be idle for its one continue (default: 2m)",
+      },
+      QUIET,
+      LEDGER,
+    ],
+    details: "Restorable: dead without its end hook (crashed, killed, rebooted), not parked, " +
+      "not resumed, not ended on its own, within $ROSTER_RETENTION, with a session id its " +
+      "harness resumes (claude --resume, codex resume, pi --session, gemini --resume). Each " +
+      "runs in a new window of the tmux session it was in, else of roster-restore, in its " +
+      "cwd, with PATH and the store passed explicitly. Only once its start hook registered it " +
+      "and it kept running is it linked (resume) and its continue released; the continue is " +
+      "typed when its hooks say it is idle (and continuation-mode is on). A failed relaunch " +
+      "stays restorable and is tried again by the next run. Two restores take turns. Exit " +
+      `code: ${EXIT.OK} nothing failed, ${EXIT.FAILURE} a relaunch failed. ` +
+      "See docs/continuation.md.",
+    load: lazy<typeof import("./commands/restore.ts")>("./commands/restore.ts"),
+  },
+  {
     name: "completions",
     summary: "Print a shell completion script",
     flags: [],

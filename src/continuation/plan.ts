@@ -18,7 +18,14 @@ import {
   writePlan,
 } from "./ledger.ts";
 import { ADMIN_LOCK_PATIENCE_MS, withDispatchLock } from "./lock.ts";
-import { type Cause, DEFAULT_CHAIN_LIMIT, type Plan, randomHex } from "./schema.ts";
+import {
+  type Cause,
+  DEFAULT_CHAIN_LIMIT,
+  MAX_TOOL_CALLS,
+  type Plan,
+  randomHex,
+  type ToolCall,
+} from "./schema.ts";
 
 /** How far back the claims of one session count towards its chain. */
 const CHAIN_WINDOW_MS = 24 * 3_600_000;
@@ -36,6 +43,8 @@ export interface PlanRequest {
   release: boolean;
   /** `--chain-limit`; null: the default. */
   chainLimit?: number | null;
+  /** The tool calls the session's hooks recorded as open when it died. */
+  toolCalls?: ToolCall[];
 }
 
 /** Where a plan is written and whose registry names its session. */
@@ -77,7 +86,7 @@ export function buildPlan(
     // Roster sees the interruption only as a dead owner: at or before now.
     interrupted_at: row.liveness === "dead" ? new Date(now).toISOString() : null,
     cause: req.cause,
-    tool_calls: [],
+    tool_calls: (req.toolCalls ?? []).slice(0, MAX_TOOL_CALLS),
     not_before: req.notBeforeMs === null ? null : iso(req.notBeforeMs),
     deadline: iso(req.deadlineMs),
     spacing_ms: req.spacingMs,
@@ -110,7 +119,12 @@ function findRow(home: string, host: string, judge: LivenessJudge, pid: number):
   if (pick.length > 1) {
     throw new UsageError(`Invalid --session: pid ${pid} has records on several hosts`);
   }
-  const row = pick[0];
+  return plannable(pick[0]);
+}
+
+/** The row, when a plan may be made for it: valid, not set aside, naming an identity. */
+function plannable(row: Row): Row {
+  const pid = row.session_pid;
   if (row.malformed) {
     throw new UsageError(
       `Invalid --session: the record of pid ${pid} is malformed (${row.detail}): ${row.path}`,
@@ -195,10 +209,16 @@ function refuseDecided(dir: string, key: string) {
   throw new UsageError(`Invalid --key: ${key} is already decided (skipped); plan under a new key`);
 }
 
-/** Writes the plan `req` asks for (a new token each time), and returns it. */
-export async function createPlan(place: PlanPlace, req: PlanRequest): Promise<Plan> {
+/**
+ * Writes the plan `req` asks for (a new token each time), and returns it. `given`: the row
+ * the caller already chose (a restore plans for the exact record it relaunches; a pid alone
+ * can name several, as a shared server's sessions do), checked as findRow checks its own.
+ */
+export async function createPlan(place: PlanPlace, req: PlanRequest, given?: Row): Promise<Plan> {
   const { dir, judge } = place;
-  const row = findRow(place.home, place.host, judge, req.pid);
+  const row = given === undefined
+    ? findRow(place.home, place.host, judge, req.pid)
+    : plannable(given);
   ensureLedger(dir, place.home);
   const plan = await underLock(dir, judge, () => {
     refuseDecided(dir, req.key);

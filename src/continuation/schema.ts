@@ -17,7 +17,7 @@ export function isValidKey(key: string): boolean {
 }
 
 const PLAN_SCHEMA = 1;
-const MAX_TOOL_CALLS = 1000;
+export const MAX_TOOL_CALLS = 1000;
 /** Ten years, as for durations: anything larger is a typo. */
 const MAX_SPACING_MS = 10 * 365 * 86_400_000;
 
@@ -31,7 +31,7 @@ interface PlanSession extends ProcessIdentity {
   tmux_pane: string | null;
 }
 
-interface ToolCall {
+export interface ToolCall {
   id: string;
   name: string;
 }

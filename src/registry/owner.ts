@@ -318,3 +318,67 @@ export function declaredElsewhere(
     .filter((v): v is string => !!v);
   return own.length > 0 && (sessionId === null || !own.includes(sessionId));
 }
+
+/**
+ * How each harness resumes one session, checked against the pinned releases (docs/
+ * continuation.md): the executable, the arguments before and after the session's id, and
+ * the variables of the caller's environment that say where the harness keeps its sessions and
+ * its settings (passed on to the relaunch; never a secret). A harness missing here cannot be
+ * resumed by roster: it is reported, never guessed.
+ */
+const RESUMES: Readonly<Record<string, ResumeSpec>> = {
+  claude: { bin: "claude", args: (id) => ["--resume", id], env: ["CLAUDE_CONFIG_DIR"] },
+  // A session that ran inside its TUI (--no-daemon) comes back the same way; a hosted one
+  // through the shared server, which `codex resume` starts when none runs.
+  codex: {
+    bin: "codex",
+    args: (id, hosted) => ["resume", ...(hosted ? [] : ["--no-daemon"]), id],
+    env: ["CODEX_HOME"],
+  },
+  // `--session` takes a session file or a (partial) uuid: the id the recipe records.
+  pi: {
+    bin: "pi",
+    args: (id) => ["--session", id],
+    env: ["PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR", "PI_OFFLINE"],
+  },
+  // 0.61.0's `--resume` takes "latest", an index, or a session's full uuid (of this cwd).
+  gemini: { bin: "gemini", args: (id) => ["--resume", id], env: ["GEMINI_CLI_HOME"] },
+};
+
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,255}$/;
+
+interface ResumeSpec {
+  bin: string;
+  args: (id: string, hosted: boolean) => string[];
+  env: readonly string[];
+}
+
+/** The command that resumes one session, and the variables its relaunch passes on. */
+export interface ResumeCommand {
+  argv: string[];
+  env: readonly string[];
+}
+
+/**
+ * Pure: how `agent` resumes the session `sessionId` (hosted: it ran in a shared server), or
+ * why it cannot be: no id, or a harness roster has no resume command for.
+ */
+export function resumeCommand(
+  agent: string | null,
+  sessionId: string | null,
+  hosted: boolean,
+): ResumeCommand | { problem: string } {
+  const spec = agent === null ? undefined : RESUMES[agent];
+  if (spec === undefined || !Object.hasOwn(RESUMES, agent!)) {
+    return { problem: `no resume command known for ${agent ? `agent ${agent}` : "no agent"}` };
+  }
+  if (sessionId === null || sessionId === "") {
+    return { problem: "no session id recorded: the harness cannot be told which to resume" };
+  }
+  // An id is passed as one argument: one that could read as a flag, or that holds anything
+  // but the characters harnesses use in ids, is not passed at all.
+  if (!SAFE_ID.test(sessionId)) {
+    return { problem: "the recorded session id is not one a harness would take" };
+  }
+  return { argv: [spec.bin, ...spec.args(sessionId, hosted)], env: spec.env };
+}

@@ -24,8 +24,11 @@ import {
   toRow,
 } from "./store.ts";
 
-/** A session named on the command line: by pid, or by its (or its harness's) session id. */
-export type SessionTarget = { pid: number } | { sessionId: string };
+/**
+ * A session named on the command line: by pid, or by its (or its harness's) session id; or a
+ * record by its path (a row's, as read: a restore links the exact record it relaunched).
+ */
+export type SessionTarget = { pid: number } | { sessionId: string } | { path: string };
 
 /**
  * How `resume` ranks the records a session id names: `claude --resume <id>` and `codex resume
@@ -49,6 +52,18 @@ function findTarget(
   target: SessionTarget,
   resume: ResumeRank | null = null,
 ): Extract<Entry, { ok: true }> {
+  if ("path" in target) {
+    const at = target.path.lastIndexOf("/");
+    const entry = target.path.slice(0, at) === dir
+      ? readEntry(dir, dirName, target.path.slice(at + 1))
+      : null;
+    if (entry === null || !entry.ok) {
+      throw new UsageError(
+        `Invalid session: ${entry === null ? "no record" : "a malformed record"}: ${target.path}`,
+      );
+    }
+    return entry;
+  }
   if ("pid" in target) {
     const entry = readEntry(dir, dirName, `${target.pid}.json`);
     if (entry === null || !entry.ok) {

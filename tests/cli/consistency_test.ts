@@ -38,6 +38,7 @@ Deno.test("consistency across commands", async (t) => {
       unregister: ["unregister", "--pid", String(s.pid)],
       hooks: ["hooks", "install", "claude"],
       exec: ["exec", "--home", home, "--quiet", "--", "sh", "-c", "echo out"],
+      restore: ["restore", "--agent", "none-such"],
     };
     // These can run twice: the second time with --json, which --quiet silences too.
     const again = ["register", "continuation-mode", "continuation-hold", "hooks"];

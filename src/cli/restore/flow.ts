@@ -1,0 +1,375 @@
+/**
+ * `roster restore`'s flow for one session: plan its continue, relaunch it with its harness's
+ * resume command in a tmux window, see its start hook register it and it still run a few
+ * seconds later, and only then link it and release the plan; later, once its hooks say it is
+ * idle, claim and type the one continue. A relaunch that fails is reported with its reason
+ * and left restorable.
+ */
+import { checkContinuation } from "../../continuation/check.ts";
+import { createPlan, releasePlan } from "../../continuation/plan.ts";
+import type { Plan, ToolCall } from "../../continuation/schema.ts";
+import { readPaneFacts, withPaneFacts } from "../../continuation/tmux.ts";
+import { RosterError, UsageError } from "../../errors.ts";
+import { type LivenessJudge, LivenessJudge as Judge } from "../../identity/liveness.ts";
+import type { Row } from "../../registry/row.ts";
+import { forEachRow } from "../../registry/scan.ts";
+import { resumeSession } from "../../registry/store_update.ts";
+import { parseTime } from "../../time.ts";
+import { clearAttempts, recordFailure } from "./attempts.ts";
+import type { Candidate } from "./select.ts";
+import {
+  closeWindow,
+  keepWindow,
+  lastLines,
+  openWindow,
+  paneState,
+  RESTORE_SESSION,
+  serverStartedMs,
+  sessionOfPane,
+  typeInto,
+} from "./tmux.ts";
+
+export interface Place {
+  home: string;
+  host: string;
+  ledger: string;
+  /** The restore's own directory in the ledger (attempts, the lock). */
+  dir: string;
+  judge: LivenessJudge;
+}
+
+export interface Timing {
+  /** How long the successor's start hook has to register it. */
+  registerMs: number;
+  /** How long it must keep running after that. */
+  settleMs: number;
+  /** How long the continue waits for the successor to be idle. */
+  continueMs: number;
+  maxFailures: number;
+}
+
+/** One relaunch that came up: what the continue needs. */
+export interface Restored {
+  successor: Row;
+  pane: string;
+  plan: Plan | null;
+  /** Why there is no plan, when there is none. */
+  noPlan: string | null;
+}
+
+export type RelaunchResult =
+  | { ok: true; restored: Restored }
+  | { ok: false; reason: string; failures: number };
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+/** Variables every relaunch passes on from the caller when set: where things are, never a secret. */
+const COMMON_ENV = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "LC_MESSAGES",
+  "TZ",
+  "XDG_CONFIG_HOME",
+  "XDG_DATA_HOME",
+  "XDG_STATE_HOME",
+  "XDG_CACHE_HOME",
+  "XDG_RUNTIME_DIR",
+  "NO_COLOR",
+  "ROSTER_RETENTION",
+];
+/** A name that may hold a secret is never passed: it would show in tmux's command line. */
+const SECRET = /KEY|TOKEN|SECRET|PASS|CREDENTIAL|AUTH|COOKIE/i;
+
+/**
+ * Pure: the environment a relaunch is given explicitly, so that a tmux server started with
+ * another (or a bare) environment cannot break it: PATH and the locations the caller has, the
+ * store (so the successor's hooks register where this restore looks), and the model the record
+ * carries.
+ */
+export function relaunchEnv(
+  c: Pick<Candidate, "envNames" | "row">,
+  home: string,
+  env: (name: string) => string | undefined,
+): [string, string][] {
+  const out: [string, string][] = [];
+  for (const name of [...COMMON_ENV, ...c.envNames]) {
+    const v = env(name);
+    if (v !== undefined && v !== "" && !SECRET.test(name)) out.push([name, v]);
+  }
+  out.push(["ROSTER_HOME", home]);
+  if (c.row.model) out.push(["ROSTER_MODEL", c.row.model]);
+  return out;
+}
+
+/** A word for sh, single-quoted unless it needs no quotes (for --print). */
+export function shq(s: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The tool calls the session's hooks recorded as open when it died (the activity fields). */
+export function openToolCalls(row: Row): ToolCall[] {
+  const raw = (row as unknown as Record<string, unknown>).open_tool_calls;
+  if (!Array.isArray(raw)) return [];
+  const calls: ToolCall[] = [];
+  for (const c of raw) {
+    if (typeof c === "string") calls.push({ id: c, name: c });
+    else if (c && typeof c === "object") {
+      const o = c as Record<string, unknown>;
+      const id = typeof o.id === "string" ? o.id : null;
+      const name = typeof o.name === "string" ? o.name : typeof o.tool === "string" ? o.tool : id;
+      if (id !== null && name !== null) calls.push({ id, name });
+    }
+  }
+  return calls;
+}
+
+/** A judge of its own for each look: a judge remembers what it probed. */
+const freshJudge = (j: LivenessJudge) => new Judge(j.backend, j.here);
+
+/**
+ * The tmux session to open the window in: the one the session's pane is in, while that pane
+ * is the same (its server started before the session registered: pane ids start again at
+ * %0 with every server), else the restore session.
+ */
+async function targetSession(row: Row): Promise<string> {
+  if (row.tmux_pane === null) return RESTORE_SESSION;
+  const started = await serverStartedMs();
+  const registered = parseTime(row.registered_at ?? "");
+  if (started === null || registered === null || started > registered) return RESTORE_SESSION;
+  return (await sessionOfPane(row.tmux_pane)) ?? RESTORE_SESSION;
+}
+
+/** The successor's record: the same session id, another process, registered since `since`. */
+export function findSuccessor(place: Place, row: Row, since: number): Row | null {
+  let found: Row | null = null;
+  forEachRow(place.home, freshJudge(place.judge), (r) => {
+    if (r.malformed || r.session_id !== row.session_id || r.path === row.path) return;
+    if (r.session_pid === row.session_pid && r.start_token === row.start_token) return;
+    const up = r.liveness === "alive" || (r.liveness === "unknown" && r.reason === "hosted");
+    if (!up || (parseTime(r.registered_at ?? "") ?? 0) < since) return;
+    if (
+      found === null || (parseTime(r.registered_at!) ?? 0) > (parseTime(found.registered_at!) ?? 0)
+    ) {
+      found = r;
+    }
+  });
+  return found;
+}
+
+/** Whether the successor's process is still the one that registered. */
+function stillRunning(place: Place, successor: Row): boolean {
+  const v = freshJudge(place.judge).verdict({
+    session_pid: successor.session_pid!,
+    start_token: successor.start_token,
+    boot_id: successor.boot_id,
+    machine_id: successor.machine_id,
+    pid_ns: successor.pid_ns,
+    host: successor.host!,
+  }, true);
+  return v.liveness === "alive";
+}
+
+function windowName(row: Row): string {
+  return `${row.agent ?? "session"}-${(row.session_id ?? String(row.session_pid)).slice(0, 8)}`
+    .replace(/[^A-Za-z0-9._-]/g, "_");
+}
+
+/** Relaunches one session and verifies it; see the module's comment. */
+export async function relaunch(
+  place: Place,
+  c: Candidate,
+  env: [string, string][],
+  timing: Timing,
+  progress: (line: string) => void,
+): Promise<RelaunchResult> {
+  const { row } = c;
+  let plan: Plan | null = null;
+  let noPlan: string | null = null;
+  try {
+    plan = await createPlan(
+      { dir: place.ledger, home: place.home, host: place.host, judge: place.judge },
+      {
+        key: c.key,
+        pid: row.session_pid!,
+        deadlineMs: 3_600_000,
+        notBeforeMs: null,
+        spacingMs: 2_000,
+        frozenMarker: null,
+        cause: "hard",
+        release: false,
+        toolCalls: openToolCalls(row),
+      },
+      row,
+    );
+  } catch (err) {
+    // Decided before (a continue already went out for this interruption): relaunch only.
+    if (!(err instanceof UsageError)) throw err;
+    noPlan = err.message;
+  }
+  const fail = (reason: string): RelaunchResult => {
+    const a = recordFailure(place.dir, c.key, reason, timing.maxFailures);
+    return { ok: false, reason, failures: a.failures };
+  };
+  const session = await targetSession(row);
+  const since = Date.now() - 1_000;
+  let opened;
+  try {
+    opened = await openWindow(session, windowName(row), row.cwd!, env, c.command!);
+  } catch (err) {
+    if (!(err instanceof RosterError)) throw err;
+    return fail(err.message);
+  }
+  progress(
+    `relaunching ${describe(row)} in ${session} (pane ${opened.pane}): ${c.command!.join(" ")}`,
+  );
+  /** Null while the pane's command runs; else how it ended, `when` it did, and its last lines. */
+  const gone = async (when = ""): Promise<string | null> => {
+    const state = await paneState(opened.pane);
+    if (state !== null && !state.dead) return null;
+    const lines = state === null ? "" : await lastLines(opened.pane);
+    const status = state?.status ?? null;
+    return `exited${status === null ? "" : ` with status ${status}`}${when}` +
+      (lines ? `: ${lines}` : "");
+  };
+  const deadline = Date.now() + timing.registerMs;
+  let successor: Row | null = null;
+  for (;;) {
+    successor = findSuccessor(place, row, since);
+    if (successor !== null) break;
+    const exited = await gone();
+    if (exited !== null) {
+      await closeWindow(opened.pane);
+      return fail(exited);
+    }
+    if (Date.now() > deadline) {
+      const lines = await lastLines(opened.pane);
+      await closeWindow(opened.pane);
+      return fail(
+        `its start hook did not register it within ${timing.registerMs / 1000} s` +
+          (lines ? `: ${lines}` : ""),
+      );
+    }
+    await sleep(250);
+  }
+  progress(`registered ${describe(row)} as pid ${successor.session_pid}`);
+  await sleep(timing.settleMs);
+  const within = ` within ${timing.settleMs / 1000} s of registering`;
+  const exited = await gone(within);
+  if (exited !== null || !stillRunning(place, successor)) {
+    const why = exited ?? `pid ${successor.session_pid} exited${within}`;
+    await closeWindow(opened.pane);
+    return fail(why);
+  }
+  await keepWindow(opened.pane);
+  await resumeSession(place.home, place.host, place.judge, { path: row.path }, {
+    pid: successor.session_pid!,
+    start_token: successor.start_token,
+    session_id: successor.session_id,
+  });
+  if (plan !== null) plan = await releasePlan(place.ledger, place.judge, c.key, opened.pane);
+  clearAttempts(place.dir, c.key);
+  return { ok: true, restored: { successor, pane: opened.pane, plan, noPlan } };
+}
+
+export function describe(row: Row): string {
+  return `${row.agent || "session"} ${row.session_pid}` +
+    (row.session_id ? ` (${row.session_id})` : "");
+}
+
+/** What became of a restored session's one continue. */
+export interface ContinueResult {
+  sent: boolean;
+  reason: string | null;
+  continuation_id: string | null;
+}
+
+/** The successor's activity as its hooks last recorded it; undefined: its hooks record none. */
+function activityOf(row: Row): string | null | undefined {
+  const v = (row as unknown as Record<string, unknown>).activity;
+  return v === undefined ? undefined : typeof v === "string" ? v : null;
+}
+
+/** The successor's row as it is now, by its path; null when it is gone. */
+function rowAt(place: Place, path: string): Row | null {
+  let found: Row | null = null;
+  forEachRow(place.home, freshJudge(place.judge), (r) => {
+    if (r.path === path) found = r;
+  });
+  return found;
+}
+
+/**
+ * Waits for the successor's hooks to report it idle, then decides (continuation-check's
+ * rules, the pane read by roster itself) and, on dispatch, types the one continue into its
+ * pane. At most once, whatever runs at the same time: the claim decides.
+ */
+export async function sendContinue(
+  place: Place,
+  restored: Restored,
+  timing: Timing,
+): Promise<ContinueResult> {
+  const { plan, pane } = restored;
+  if (plan === null) return { sent: false, reason: restored.noPlan, continuation_id: null };
+  const deadline = Date.now() + timing.continueMs;
+  const none = (reason: string): ContinueResult => ({ sent: false, reason, continuation_id: null });
+  let last = "the session never reported idle";
+  while (Date.now() < deadline) {
+    const now = rowAt(place, restored.successor.path);
+    if (now === null || !(now.liveness === "alive" || now.reason === "hosted")) {
+      return none("the resumed session ended first");
+    }
+    const activity = activityOf(now);
+    if (activity === undefined) {
+      return none("its hooks record no activity, so roster cannot tell when it is idle");
+    }
+    if (activity !== "idle") {
+      last = `the session is ${activity ?? "not yet reporting"}`;
+      await sleep(500);
+      continue;
+    }
+    const judge = freshJudge(place.judge);
+    const result = await checkContinuation({
+      dir: place.ledger,
+      key: plan.key,
+      judge,
+      claim: true,
+      planToken: plan.token,
+      note: () => {},
+      facts: {
+        ack_resumed: true,
+        session_id: now.session_id,
+        pane_key: pane,
+        last_entry_id: null,
+        idle: true,
+        pending_messages: 0,
+        prompt_open: false,
+        editor_text: null,
+        user_active: false,
+        watchdog_pid: null,
+      },
+      look: (f) => withPaneFacts(f, readPaneFacts(pane)),
+    });
+    const v = result.verdict;
+    if (v.kind === "dispatch" && result.claimed) {
+      await typeInto(pane, result.claimed.message);
+      return { sent: true, reason: null, continuation_id: result.claimed.id };
+    }
+    if (v.kind === "wait") {
+      await sleep(Math.max(200, Math.min(v.until - Date.now(), deadline - Date.now())));
+      continue;
+    }
+    if (v.kind === "stop" && v.reason === "not-released") {
+      await sleep(500);
+      continue;
+    }
+    const detail = "detail" in v && v.detail ? ` (${v.detail})` : "";
+    return none(`${v.kind}: ${"reason" in v ? v.reason : ""}${detail}`);
+  }
+  return none(`gave up after ${timing.continueMs / 1000} s: ${last}`);
+}

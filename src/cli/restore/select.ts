@@ -1,0 +1,130 @@
+/**
+ * Which sessions `roster restore` brings back, pure: every row of the store goes in, one
+ * decision per interrupted session comes out (relaunch, or skip and why). A session is
+ * restorable when it died without its end hook, was neither parked nor resumed nor ended on
+ * its own, is within retention, has no newer record, and its harness can be told its id.
+ */
+import { resumeCommand } from "../../registry/owner.ts";
+import type { Row } from "../../registry/row.ts";
+import { parseTime } from "../../time.ts";
+
+export type Action = "relaunch" | "skip";
+
+/** What the restore's own records say of earlier relaunches of one interruption. */
+export interface Attempts {
+  failures: number;
+  last_reason: string | null;
+  gave_up_at: string | null;
+}
+
+export interface Candidate {
+  row: Row;
+  /** One key per interruption: the continuation's and the attempts' file name. */
+  key: string;
+  /** The harness's resume command, or null when there is none. */
+  command: string[] | null;
+  /** Variables of the caller's environment this harness's relaunch passes on. */
+  envNames: readonly string[];
+  action: Action;
+  reason: string;
+  failures: number;
+}
+
+export interface Selection {
+  agents: string[];
+  sessionIds: string[];
+  now: number;
+  retentionMs: number;
+  maxFailures: number;
+  attempts: (key: string) => Attempts | null;
+  /** Whether an executable of this name is on the relaunch's PATH. */
+  onPath: (bin: string) => boolean;
+}
+
+/** The key of one interruption: the session and the process run that died. */
+export function restoreKey(row: Pick<Row, "session_id" | "start_token" | "session_pid">): string {
+  const raw = `r-${row.session_id ?? "none"}-${row.start_token ?? row.session_pid ?? "none"}`;
+  return raw.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 128);
+}
+
+const newest = (a: Row, b: Row) =>
+  (parseTime(b.registered_at ?? "") ?? 0) - (parseTime(a.registered_at ?? "") ?? 0);
+
+/** Whether a row may be the record of an interrupted session at all (else it is not listed). */
+function interrupted(row: Row): boolean {
+  if (row.malformed) return false;
+  if (row.liveness === "dead") return true;
+  // A hosted session while its server runs: listed, so that a person sees why it is left.
+  return row.liveness === "unknown" && row.reason === "hosted";
+}
+
+/** Pure: one decision per interrupted session the filters name, newest first. */
+export function selectSessions(rows: Row[], sel: Selection): Candidate[] {
+  const named = (r: Row) =>
+    (sel.agents.length === 0 || sel.agents.includes(r.agent ?? "")) &&
+    (sel.sessionIds.length === 0 ||
+      sel.sessionIds.includes(r.session_id ?? "") ||
+      sel.sessionIds.includes(r.native_session_id ?? ""));
+  const live = new Map<string, Row>();
+  for (const r of rows) {
+    if (r.liveness === "alive" && r.session_id) live.set(r.session_id, r);
+  }
+  const picked = rows.filter((r) => interrupted(r) && named(r)).sort(newest);
+  const seen = new Map<string, Row>();
+  return picked.map((row) => {
+    const decision = decide(row, sel, live, seen);
+    if (decision.action === "relaunch" && row.session_id) seen.set(row.session_id, row);
+    return decision;
+  });
+}
+
+function decide(
+  row: Row,
+  sel: Selection,
+  live: Map<string, Row>,
+  seen: Map<string, Row>,
+): Candidate {
+  const key = restoreKey(row);
+  const resume = resumeCommand(row.agent, row.session_id, row.hosted === true);
+  const command = "argv" in resume ? resume.argv : null;
+  const attempts = sel.attempts(key);
+  const base = {
+    row,
+    key,
+    command,
+    envNames: "env" in resume ? resume.env : [],
+    failures: attempts?.failures ?? 0,
+  };
+  const skip = (reason: string): Candidate => ({ ...base, action: "skip", reason });
+  if (row.reason === "parked") return skip("parked: set aside on purpose");
+  if (row.successor) {
+    return skip(`resumed: continued by pid ${row.successor.pid}`);
+  }
+  if (row.reason === "resumed") return skip("resumed");
+  if (row.liveness === "unknown") return skip("hosted: its server still runs");
+  if (row.ended_reason?.startsWith("exit:")) {
+    return skip(`ended on its own (${row.ended_reason})`);
+  }
+  const ended = parseTime(row.ended_at ?? "");
+  if (ended !== null && sel.now - ended > sel.retentionMs) return skip("past retention");
+  if ("problem" in resume) return skip(resume.problem);
+  const running = live.get(row.session_id!);
+  if (running) return skip(`running again as pid ${running.session_pid}`);
+  const newer = seen.get(row.session_id!);
+  if (newer) return skip(`superseded by the newer record of pid ${newer.session_pid}`);
+  if (attempts !== null && attempts.failures >= sel.maxFailures) {
+    return skip(
+      `gave up after ${attempts.failures} failed relaunches` +
+        (attempts.last_reason ? `: ${attempts.last_reason}` : ""),
+    );
+  }
+  if (!sel.onPath(command![0])) return skip(`${command![0]} is not on PATH`);
+  const how = `${row.liveness} (${row.reason})`;
+  return {
+    ...base,
+    action: "relaunch",
+    reason: attempts && attempts.failures > 0
+      ? `${how}; ${attempts.failures} failed relaunch${attempts.failures > 1 ? "es" : ""} before`
+      : how,
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * The pure halves of `roster restore`: the resume-command table (src/registry/owner.ts) and
+ * which sessions are relaunched and why the others are not (src/cli/restore/select.ts).
+ */
+import { assertEquals, assertMatch } from "../assert.ts";
+import { resumeCommand } from "../../src/registry/owner.ts";
+import type { Row } from "../../src/registry/row.ts";
+import { relaunchEnv } from "../../src/cli/restore/flow.ts";
+import { type Attempts, restoreKey, selectSessions } from "../../src/cli/restore/select.ts";
+
+const NOW = Date.parse("2026-12-02T06:00:00Z");
+
+function row(over: Partial<Row>): Row {
+  return {
+    schema: 1,
+    session_pid: 100,
+    pid_source: "ancestor",
+    pid_verified: true,
+    hosted: false,
+    start_token: "5000",
+    process_started_at: null,
+    boot_id: "b",
+    machine_id: "m",
+    pid_ns: "ns",
+    host: "h",
+    agent: "claude",
+    runtime: null,
+    session_id: "sid-1",
+    cwd: "/w",
+    tmux_pane: "%1",
+    registered_at: "2026-12-02T05:00:00Z",
+    registrar: null,
+    model: null,
+    native_session_id: null,
+    ended_at: "2026-12-02T05:30:00Z",
+    ended_reason: "exited",
+    parked_at: null,
+    successor: null,
+    continuation: null,
+    liveness: "dead",
+    reason: "exited",
+    path: `/s/${over.session_pid ?? 100}.json`,
+    malformed: false,
+    detail: null,
+    ...over,
+  };
+}
+
+function select(rows: Row[], extra: Partial<Parameters<typeof selectSessions>[1]> = {}) {
+  return selectSessions(rows, {
+    agents: [],
+    sessionIds: [],
+    now: NOW,
+    retentionMs: 24 * 3_600_000,
+    maxFailures: 3,
+    attempts: () => null,
+    onPath: () => true,
+    ...extra,
+  }).map((c) => [c.row.session_pid, c.action, c.reason, c.command]);
+}
+
+Deno.test("resumeCommand: each pinned harness's own resume command, nothing guessed", () => {
+  const argv = (agent: string, hosted = false) => {
+    const r = resumeCommand(agent, "0199a-b", hosted);
+    return "argv" in r ? r.argv : r.problem;
+  };
+  assertEquals(argv("claude"), ["claude", "--resume", "0199a-b"]);
+  assertEquals(argv("codex"), ["codex", "resume", "--no-daemon", "0199a-b"]);
+  assertEquals(argv("codex", true), ["codex", "resume", "0199a-b"]);
+  assertEquals(argv("pi"), ["pi", "--session", "0199a-b"]);
+  assertEquals(argv("gemini"), ["gemini", "--resume", "0199a-b"]);
+  assertEquals(argv("aider"), "no resume command known for agent aider");
+  assertEquals(argv("toString"), "no resume command known for agent toString");
+  const bad = resumeCommand("claude", "--dangerously-skip-permissions", false);
+  assertMatch("problem" in bad ? bad.problem : "", /not one a harness would take/);
+  const none = resumeCommand("claude", null, false);
+  assertMatch("problem" in none ? none.problem : "", /no session id recorded/);
+});
+
+Deno.test("selectSessions: what is relaunched, and why the rest is not", async (t) => {
+  await t.step("a crashed session is relaunched with its harness's command", () => {
+    assertEquals(select([row({})]), [[100, "relaunch", "dead (exited)", [
+      "claude",
+      "--resume",
+      "sid-1",
+    ]]]);
+  });
+  await t.step("parked, resumed, ended on its own, past retention: skipped, with why", () => {
+    const out = select([
+      row({ session_pid: 1, session_id: "a", reason: "parked", parked_at: "2026-12-02T05:40:00Z" }),
+      row({
+        session_pid: 2,
+        session_id: "b",
+        reason: "resumed",
+        successor: { pid: 9, start_token: "1", session_id: "b" },
+      }),
+      row({ session_pid: 3, session_id: "c", ended_reason: "exit:0" }),
+      row({ session_pid: 4, session_id: "d", ended_at: "2026-11-30T05:00:00Z" }),
+    ]);
+    assertEquals(out.map((o) => [o[0], o[1], o[2]]), [
+      [1, "skip", "parked: set aside on purpose"],
+      [2, "skip", "resumed: continued by pid 9"],
+      [3, "skip", "ended on its own (exit:0)"],
+      [4, "skip", "past retention"],
+    ]);
+  });
+  await t.step(
+    "alive and malformed rows are not listed; a hosted one while its server runs is",
+    () => {
+      const out = select([
+        row({ session_pid: 1, liveness: "alive", reason: "running", session_id: "x" }),
+        row({ session_pid: 2, malformed: true, liveness: "unknown", reason: "malformed" }),
+        row({
+          session_pid: 3,
+          hosted: true,
+          agent: "codex",
+          liveness: "unknown",
+          reason: "hosted",
+        }),
+      ]);
+      assertEquals(out.map((o) => [o[0], o[1], o[2]]), [[
+        3,
+        "skip",
+        "hosted: its server still runs",
+      ]]);
+    },
+  );
+  await t.step("a session running again, or a newer record of it, wins", () => {
+    const out = select([
+      row({ session_pid: 1, session_id: "s", registered_at: "2026-12-02T04:00:00Z" }),
+      row({ session_pid: 2, session_id: "s", registered_at: "2026-12-02T05:00:00Z" }),
+      row({ session_pid: 3, session_id: "t" }),
+      row({ session_pid: 4, session_id: "t", liveness: "alive", reason: "running" }),
+    ]);
+    assertEquals(out.map((o) => [o[0], o[1], o[2]]), [
+      [2, "relaunch", "dead (exited)"],
+      [3, "skip", "running again as pid 4"],
+      [1, "skip", "superseded by the newer record of pid 2"],
+    ]);
+  });
+  await t.step("unknown harness, no id, not on PATH: skipped, never guessed", () => {
+    const out = select([
+      row({ session_pid: 1, agent: "aider", session_id: "a" }),
+      row({ session_pid: 2, session_id: null }),
+      row({ session_pid: 3, agent: "gemini", session_id: "g" }),
+    ], { onPath: (bin) => bin !== "gemini" });
+    assertEquals(out.map((o) => [o[0], o[2]]), [
+      [1, "no resume command known for agent aider"],
+      [2, "no session id recorded: the harness cannot be told which to resume"],
+      [3, "gemini is not on PATH"],
+    ]);
+  });
+  await t.step("failed relaunches: tried again until --max-failures, then skipped", () => {
+    const attempts = (failures: number): Attempts => ({
+      failures,
+      last_reason: "exited with status 1",
+      gave_up_at: null,
+    });
+    assertEquals(select([row({})], { attempts: () => attempts(2) })[0].slice(0, 3), [
+      100,
+      "relaunch",
+      "dead (exited); 2 failed relaunches before",
+    ]);
+    assertEquals(select([row({})], { attempts: () => attempts(3) })[0].slice(0, 3), [
+      100,
+      "skip",
+      "gave up after 3 failed relaunches: exited with status 1",
+    ]);
+  });
+  await t.step("--agent and --session-id narrow it", () => {
+    const rows = [
+      row({ session_pid: 1, session_id: "a" }),
+      row({ session_pid: 2, agent: "pi", session_id: "b" }),
+    ];
+    assertEquals(select(rows, { agents: ["pi"] }).map((o) => o[0]), [2]);
+    assertEquals(select(rows, { sessionIds: ["a"] }).map((o) => o[0]), [1]);
+  });
+  await t.step("one key per interruption, safe as a ledger file name", () => {
+    assertEquals(restoreKey(row({})), "r-sid-1-5000");
+    assertEquals(restoreKey(row({ session_id: "a/b c", start_token: null })), "r-a_b_c-100");
+  });
+});
+
+Deno.test("relaunchEnv: PATH, the locations and the store, never a secret", () => {
+  const env: Record<string, string> = {
+    PATH: "/opt/bin:/usr/bin",
+    HOME: "/home/u",
+    CODEX_HOME: "/home/u/.codex",
+    ANTHROPIC_API_KEY: "sk-secret",
+    GITHUB_TOKEN: "ghp",
+    TMUX: "/tmp/tmux-0/default,1,0",
+  };
+  const out = relaunchEnv(
+    { envNames: ["CODEX_HOME", "OPENAI_API_KEY"], row: row({ model: "gpt-5" }) },
+    "/store",
+    (n) => env[n],
+  );
+  assertEquals(out, [
+    ["PATH", "/opt/bin:/usr/bin"],
+    ["HOME", "/home/u"],
+    ["CODEX_HOME", "/home/u/.codex"],
+    ["ROSTER_HOME", "/store"],
+    ["ROSTER_MODEL", "gpt-5"],
+  ]);
+});

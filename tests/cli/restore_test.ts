@@ -1,0 +1,402 @@
+/**
+ * `roster restore` end to end with stand-in harnesses (scripts named like the harness that
+ * register the way its start hook would, and wait): crashed sessions come back in tmux windows
+ * of a private server (started with a bare environment), linked to what they were; a relaunch
+ * that dies at once is reported failed, left restorable and tried again, and skipped after N;
+ * parked and cleanly ended sessions are never relaunched; two restores at once relaunch each
+ * session once; --dry-run, --print and --json change nothing. The real harnesses are in
+ * tests/harness/restore_test.ts.
+ */
+import { assert, assertEquals, assertMatch } from "../assert.ts";
+import { cliArgs, run, spawnSleeper, tempDir } from "../helpers.ts";
+import { assertSchema } from "../schema.ts";
+
+const shq = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const realTmux = new TextDecoder().decode(
+  new Deno.Command("sh", { args: ["-c", "command -v tmux"], stdout: "piped" }).outputSync().stdout,
+).trim();
+
+function executable(path: string, text: string) {
+  Deno.writeTextFileSync(path, text);
+  Deno.chmodSync(path, 0o755);
+}
+
+function readOr(path: string, otherwise = ""): string {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return otherwise;
+  }
+}
+
+interface Report {
+  session_pid: number;
+  session_id: string;
+  agent: string;
+  cwd: string;
+  command: string[] | null;
+  action: string;
+  reason: string;
+  result?: string;
+  successor_pid?: number | null;
+  pane?: string | null;
+  failures: number;
+}
+
+/**
+ * A machine after a crash: roster, a stand-in `claude` and a tmux bound to a private socket on
+ * PATH (the tmux server is started with a bare environment, as one started at login is), a
+ * store and a home.
+ */
+async function machine(root: string) {
+  const dir = (name: string) => {
+    Deno.mkdirSync(`${root}/${name}`, { recursive: true });
+    return Deno.realPathSync(`${root}/${name}`);
+  };
+  const [bin, home, store, log] = ["bin", "home", "store", "log"].map(dir);
+  const socket = `roster-rs-${crypto.randomUUID().slice(0, 8)}`;
+  executable(
+    `${bin}/roster`,
+    `#!/bin/sh\nexec ${[Deno.execPath(), ...cliArgs([])].map(shq).join(" ")} "$@"\n`,
+  );
+  executable(`${bin}/tmux`, `#!/bin/sh\nexec ${shq(realTmux)} -L ${socket} -f /dev/null "$@"\n`);
+  // `claude --resume SID`: dies at once ("No conversation found") while LOG/die-SID exists,
+  // else registers as its start hook would and waits. Every launch is logged. (LOG is written
+  // in: the relaunch is given only the environment roster passes.)
+  executable(
+    `${bin}/claude`,
+    `#!/bin/bash
+LOG=${shq(log)}
+sid=\${SID:-}
+[ "$1" = --resume ] && sid=$2
+echo "$sid $PWD" >>"$LOG/launches"
+if [ -e "$LOG/die-$sid" ]; then echo "No conversation found with session ID: $sid"; exit 1; fi
+roster register --pid $$ --agent claude --session-id "$sid" --quiet || exit 3
+[ -e "$LOG/die-late-$sid" ] && { sleep 0.5; exit 4; }
+while :; do sleep 1; done
+`,
+  );
+  const env: Record<string, string> = {
+    PATH: `${bin}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: home,
+    ROSTER_HOME: store,
+    LOG: log,
+    NO_COLOR: "1",
+    LANG: "C.UTF-8",
+  };
+  // The server a login started: no roster, no claude, no LOG on its PATH or in its environment.
+  const bare = await run(
+    `${bin}/tmux`,
+    ["new-session", "-d", "-s", "login", "-x", "120", "-y", "30"],
+    { PATH: "/usr/bin:/bin", HOME: home },
+  );
+  assertEquals(bare.code, 0, bare.stderr);
+  const sh = (cmd: string, args: string[], extra: Record<string, string> = {}) =>
+    run(cmd, args, { ...env, ...extra }, root);
+  const restore = async (args: string[] = []) => {
+    const r = await sh("timeout", ["120", `${bin}/roster`, "restore", "--settle", "1s", ...args]);
+    if (args.includes("--json") && r.stdout.trim() !== "") assertSchema(["restore"], r.stdout);
+    return r;
+  };
+  return {
+    bin,
+    home,
+    store,
+    log,
+    env,
+    sh,
+    restore,
+    launches: () => readOr(`${log}/launches`).split("\n").filter((l) => l !== ""),
+    async rows(): Promise<Record<string, unknown>[]> {
+      const r = await sh(`${bin}/roster`, ["list", "--all", "--json"]);
+      assertEquals(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout);
+    },
+    async windows(): Promise<string[]> {
+      const r = await sh(`${bin}/tmux`, [
+        "list-panes",
+        "-a",
+        "-F",
+        "#{session_name} #{pane_current_path} #{pane_dead}",
+      ]);
+      return r.stdout.split("\n").filter((l) => l !== "");
+    },
+    async [Symbol.asyncDispose]() {
+      await run(`${bin}/tmux`, ["kill-server"], env).catch(() => {});
+    },
+  };
+}
+
+type Machine = Awaited<ReturnType<typeof machine>>;
+
+/** A Claude Code session in `cwd`, registered by its start hook and then killed (SIGKILL). */
+async function crashed(m: Machine, sid: string): Promise<number> {
+  const cwd = `${m.home}/work/${sid}`;
+  Deno.mkdirSync(cwd, { recursive: true });
+  const child = new Deno.Command(`${m.bin}/claude`, {
+    cwd,
+    env: { ...m.env, SID: sid },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  for (let i = 0; i < 400; i++) {
+    const rows = await m.rows();
+    if (rows.some((r) => r.session_pid === child.pid && r.liveness === "alive")) break;
+    await sleep(100);
+  }
+  child.kill("SIGKILL");
+  await child.status;
+  return child.pid;
+}
+
+const rowOf = (rows: Record<string, unknown>[], pid: number) =>
+  rows.find((r) => r.session_pid === pid);
+
+const opts = { sanitizeResources: false, sanitizeOps: false };
+
+Deno.test({
+  name: "restore: crashed sessions come back in tmux, linked, once; a rerun relaunches nothing",
+  ...opts,
+  async fn(t) {
+    await using root = await tempDir();
+    await using m = await machine(root.path);
+    const a = await crashed(m, "S-a");
+    const b = await crashed(m, "S-b");
+    await t.step("--dry-run says what it would do and changes nothing", async () => {
+      const r = await m.restore(["--dry-run", "--json"]);
+      assertEquals(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout) as Report[];
+      assertEquals(out.map((o) => [o.session_id, o.action]).sort(), [
+        ["S-a", "relaunch"],
+        ["S-b", "relaunch"],
+      ]);
+      const one = out.find((o) => o.session_id === "S-a")!;
+      assertEquals(one.command, ["claude", "--resume", "S-a"]);
+      assertEquals(one.cwd, `${m.home}/work/S-a`);
+      assertEquals(one.session_pid, a);
+      assertEquals("result" in one, false);
+      assertEquals(m.launches().length, 2, "nothing was launched");
+      assertEquals((await m.windows()).length, 1);
+    });
+    await t.step("--print prints the commands that would relaunch them", async () => {
+      const r = await m.restore(["--print", "--session-id", "S-b"]);
+      assertEquals(r.code, 0, r.stderr);
+      const lines = r.stdout.trim().split("\n");
+      assertEquals(lines.length, 1, r.stdout);
+      assertMatch(
+        lines[0],
+        /^cd \S*\/work\/S-b && env PATH=\S+ .*ROSTER_HOME=\S+ claude --resume S-b$/,
+      );
+      assertEquals(m.launches().length, 2);
+    });
+    await t.step(
+      "restore relaunches each in its cwd, on a server with a bare environment",
+      async () => {
+        const r = await m.restore(["--json"]);
+        assertEquals(r.code, 0, r.stderr);
+        const out = JSON.parse(r.stdout) as Report[];
+        assertEquals(out.map((o) => [o.session_id, o.result]).sort(), [
+          ["S-a", "restored"],
+          ["S-b", "restored"],
+        ]);
+        const rows = await m.rows();
+        for (const [pid, sid] of [[a, "S-a"], [b, "S-b"]] as const) {
+          const o = out.find((x) => x.session_id === sid)!;
+          assert(o.successor_pid && o.successor_pid !== pid);
+          const old = rowOf(rows, pid)!;
+          assertEquals(old.reason, "resumed");
+          assertEquals((old.successor as { pid: number }).pid, o.successor_pid);
+          const next = rowOf(rows, o.successor_pid!)!;
+          assertEquals([next.liveness, next.session_id, next.cwd], [
+            "alive",
+            sid,
+            `${m.home}/work/${sid}`,
+          ]);
+        }
+        const windows = await m.windows();
+        assertEquals(
+          windows.filter((w) => w.startsWith("roster-restore ")).map((w) => w.split(" ")[1]).sort(),
+          [`${m.home}/work/S-a`, `${m.home}/work/S-b`],
+        );
+        assertEquals(m.launches().length, 4);
+      },
+    );
+    await t.step("a rerun relaunches nothing", async () => {
+      const r = await m.restore(["--json"]);
+      assertEquals(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout) as Report[];
+      for (const o of out) {
+        assertEquals([o.action, o.result], ["skip", "skipped"]);
+        assertMatch(o.reason, /^resumed: continued by pid \d+$/);
+      }
+      assertEquals(m.launches().length, 4);
+    });
+    await t.step("a restored session that crashes again is restorable again", async () => {
+      const rows = await m.rows();
+      const next = rows.find((r) => r.session_id === "S-a" && r.liveness === "alive")!;
+      Deno.kill(next.session_pid as number, "SIGKILL");
+      await sleep(300);
+      const r = await m.restore(["--json", "--session-id", "S-a"]);
+      assertEquals(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout) as Report[];
+      const again = out.find((o) => o.session_pid === next.session_pid)!;
+      assertEquals(again.result, "restored");
+      assertEquals(out.filter((o) => o.result === "restored").length, 1);
+    });
+  },
+});
+
+Deno.test({
+  name: "restore: a relaunch that dies at once is failed, stays restorable, and is skipped after N",
+  ...opts,
+  async fn(t) {
+    await using root = await tempDir();
+    await using m = await machine(root.path);
+    const pid = await crashed(m, "S-x");
+    Deno.writeTextFileSync(`${m.log}/die-S-x`, "");
+    await t.step(
+      "the first relaunch fails with the exit status and the pane's last lines",
+      async () => {
+        const r = await m.restore(["--json", "--max-failures", "2"]);
+        assertEquals(r.code, 1, r.stderr);
+        const [o] = JSON.parse(r.stdout) as Report[];
+        assertEquals([o.result, o.failures, o.successor_pid], ["failed", 1, null]);
+        assertMatch(o.reason, /exited with status 1: No conversation found with session ID: S-x/);
+        const row = rowOf(await m.rows(), pid)!;
+        assertEquals([row.liveness, row.reason, row.successor], ["dead", "exited", null]);
+        assertEquals((await m.windows()).filter((w) => w.startsWith("roster-restore")), []);
+      },
+    );
+    await t.step(
+      "the next run tries it again; after N failures it is skipped with a reason",
+      async () => {
+        const r = await m.restore(["--max-failures", "2"]);
+        assertEquals(r.code, 1, r.stdout + r.stderr);
+        assertMatch(r.stdout, /failed claude \d+ \(S-x\): exited with status 1.*no tries left/);
+        assertEquals(m.launches().filter((l) => l.startsWith("S-x ")).length, 3);
+        const skip = await m.restore(["--json", "--max-failures", "2"]);
+        assertEquals(skip.code, 0, skip.stderr);
+        const [o] = JSON.parse(skip.stdout) as Report[];
+        assertEquals([o.action, o.result, o.failures], ["skip", "skipped", 2]);
+        assertMatch(o.reason, /^gave up after 2 failed relaunches: exited with status 1/);
+        assertEquals(m.launches().filter((l) => l.startsWith("S-x ")).length, 3);
+      },
+    );
+    await t.step(
+      "a higher --max-failures tries it again, and it comes back once it can",
+      async () => {
+        Deno.removeSync(`${m.log}/die-S-x`);
+        const r = await m.restore(["--json", "--max-failures", "3"]);
+        assertEquals(r.code, 0, r.stderr);
+        const [o] = JSON.parse(r.stdout) as Report[];
+        assertEquals([o.result, o.failures], ["restored", 0]);
+      },
+    );
+  },
+});
+
+Deno.test({
+  name: "restore: one that exits right after registering is failed, not linked",
+  ...opts,
+  async fn() {
+    await using root = await tempDir();
+    await using m = await machine(root.path);
+    const pid = await crashed(m, "S-late");
+    Deno.writeTextFileSync(`${m.log}/die-late-S-late`, "");
+    const r = await m.restore(["--json", "--settle", "2s"]);
+    assertEquals(r.code, 1, r.stderr);
+    const [o] = JSON.parse(r.stdout) as Report[];
+    assertEquals(o.result, "failed");
+    assertMatch(o.reason, /exited with status 4 within 2 s of registering/);
+    assertEquals(rowOf(await m.rows(), pid)!.successor, null);
+  },
+});
+
+Deno.test({
+  name: "restore: parked, cleanly ended, unknown-harness and running sessions are never relaunched",
+  ...opts,
+  async fn() {
+    await using root = await tempDir();
+    await using m = await machine(root.path);
+    const parked = await crashed(m, "S-parked");
+    const park = await m.sh(`${m.bin}/roster`, ["park", "--pid", String(parked)]);
+    assertEquals(park.code, 0, park.stderr);
+    const ended = await m.sh(`${m.bin}/roster`, [
+      "exec",
+      "--agent",
+      "claude",
+      "--session-id",
+      "S-ended",
+      "--",
+      "true",
+    ]);
+    assertEquals(ended.code, 0, ended.stderr);
+    await using other = spawnSleeper();
+    const reg = await m.sh(`${m.bin}/roster`, [
+      "register",
+      "--pid",
+      String(other.pid),
+      "--agent",
+      "aider",
+      "--session-id",
+      "S-aider",
+    ]);
+    assertEquals(reg.code, 0, reg.stderr);
+    await other.kill();
+    // A session someone already resumed by hand: a live record with its id.
+    const gone = await crashed(m, "S-again");
+    const again = new Deno.Command(`${m.bin}/claude`, {
+      args: ["--resume", "S-again"],
+      env: m.env,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    try {
+      for (let i = 0; i < 300; i++) {
+        if ((await m.rows()).some((r) => r.session_pid === again.pid)) break;
+        await sleep(100);
+      }
+      const r = await m.restore(["--json"]);
+      assertEquals(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout) as Report[];
+      const by = (sid: string) => out.find((o) => o.session_id === sid)!;
+      assertEquals(out.every((o) => o.action === "skip" && o.result === "skipped"), true, r.stdout);
+      assertMatch(by("S-parked").reason, /^parked/);
+      assertMatch(by("S-ended").reason, /^ended on its own \(exit:0\)$/);
+      assertMatch(by("S-aider").reason, /^no resume command known for agent aider$/);
+      assertEquals(by("S-again").session_pid, gone);
+      assertMatch(by("S-again").reason, new RegExp(`^running again as pid ${again.pid}$`));
+      const count = (sid: string) => m.launches().filter((l) => l.startsWith(`${sid} `)).length;
+      assertEquals([count("S-parked"), count("S-again")], [1, 2], "the crash (and the hand) only");
+    } finally {
+      again.kill("SIGKILL");
+      await again.status;
+    }
+  },
+});
+
+Deno.test({
+  name: "restore: two restores at once relaunch each session once",
+  ...opts,
+  async fn() {
+    await using root = await tempDir();
+    await using m = await machine(root.path);
+    const sids = ["R1", "R2", "R3"];
+    for (const sid of sids) await crashed(m, sid);
+    const before = m.launches().length;
+    const [x, y] = await Promise.all([m.restore(["--json"]), m.restore(["--json"])]);
+    assertEquals([x.code, y.code], [0, 0], x.stderr + y.stderr);
+    const results = [...JSON.parse(x.stdout), ...JSON.parse(y.stdout)] as Report[];
+    for (const sid of sids) {
+      const mine = results.filter((o) => o.session_id === sid);
+      assertEquals(mine.map((o) => o.result).sort(), ["restored", "skipped"], sid);
+    }
+    const launched = m.launches().slice(before).map((l) => l.split(" ")[0]).sort();
+    assertEquals(launched, sids);
+  },
+});
