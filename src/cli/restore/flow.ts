@@ -230,8 +230,14 @@ export async function relaunch(
   );
   /** Null while the pane's command runs; else how it ended, `when` it did, and its last lines. */
   const gone = async (when = ""): Promise<string | null> => {
-    const state = await paneState(opened.pane);
+    let state = await paneState(opened.pane);
     if (state !== null && !state.dead) return null;
+    // tmux may see the exit before it has read the pane's last output and the status: a
+    // moment more, then look again.
+    if (state !== null) {
+      await sleep(300);
+      state = await paneState(opened.pane);
+    }
     const lines = state === null ? "" : await lastLines(opened.pane);
     const status = state?.status ?? null;
     return `exited${status === null ? "" : ` with status ${status}`}${when}` +
