@@ -29,41 +29,12 @@ interface StatFields {
 }
 
 /**
- * Parses /proc/<pid>/stat. comm may hold spaces and ")", so split at the LAST ")".
- * Returns null for anything that does not have the expected shape.
+ * Parses /proc/<pid>/stat as text: parseStatBytes of its UTF-8 bytes (the one parser; tests and
+ * the bench hold text). Returns null for anything that does not have the expected shape.
  */
 export function parseStat(text: string): StatFields | null {
-  const open = text.indexOf(" (");
-  const close = text.lastIndexOf(")");
-  if (open < 1 || close < open) return null;
-  const pid = Number(text.slice(0, open));
-  // The fields after comm, space-separated: state (3), ppid (4), ..., starttime (22). Walked
-  // with indexOf rather than split(" "): this runs once per live pid `list` probes, and
-  // split built some fifty strings to keep three. Kept: the ends of fields 3, 4, 21 and
-  // 22 (the last may end the text).
-  const at = close + 2;
-  let e0 = 0, e1 = 0, e18 = 0, e19 = 0;
-  let count = 0;
-  for (let from = at; count < 20;) {
-    let space = text.indexOf(" ", from);
-    const last = space === -1;
-    if (last) space = text.length;
-    if (count === 0) e0 = space;
-    else if (count === 1) e1 = space;
-    else if (count === 18) e18 = space;
-    else if (count === 19) e19 = space;
-    count++;
-    if (last) break;
-    from = space + 1;
-  }
-  if (count < 20 || !Number.isSafeInteger(pid)) return null;
-  const ppid = Number(text.slice(e0 + 1, e1));
-  if (e0 - at !== 1 || !isAsciiLetter(text.charCodeAt(at)) || !Number.isSafeInteger(ppid)) {
-    return null;
-  }
-  if (e19 === e18 + 1 || !isDigits(text, e18 + 1, e19)) return null;
-  const starttime = text.slice(e18 + 1, e19);
-  return { pid, comm: text.slice(open + 2, close), state: text[at], ppid, starttime };
+  const bytes = new TextEncoder().encode(text);
+  return parseStatBytes(bytes, bytes.length);
 }
 
 const isAsciiLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
@@ -193,8 +164,7 @@ export function isDeadState(state: string): boolean {
 const ESRCH = 3;
 /** What readStat answers for a failure that is no errno it knows (Deno's call failed otherwise). */
 const UNREADABLE = -1_000_000;
-const procDecoder = new TextDecoder();
-/** For a command name that is not ASCII: keeps a leading BOM, as a decode of the whole line does. */
+/** For a field that is not ASCII: keeps a leading BOM, as a decode of the whole line does. */
 const commDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const procBuf = new Uint8Array(4096);
 
@@ -219,36 +189,37 @@ function digitsValue(buf: Uint8Array, from: number, to: number): number {
 }
 
 /**
- * parseStat of the first `n` bytes of `buf`, a /proc/<pid>/stat line as read, without decoding
- * the line: only the command name and the start time become strings. `list` reads one line per
- * live pid, and the decode of the whole line cost an op call and some 300 bytes of string, which
- * the command name, a slice of it, kept alive in the judge's cache. The kernel's own lines (a
- * pid and ppid of ASCII digits, ASCII right after the name) are walked here; any other line is
- * decoded and given to parseStat, so the answer is parseStat's for every input
- * (tests/process/linux_test.ts checks the two against each other on mangled lines).
+ * Parses the first `n` bytes of `buf`, a /proc/<pid>/stat line as read: the pid, the command
+ * name (which may hold spaces and ")", so it ends at the LAST ")"), the state, the ppid and
+ * the start time (field 22); null for anything that does not have that shape. The answer is
+ * that of the line decoded as UTF-8 and read as text (tests/process/linux_test.ts holds it to a
+ * text reference on mangled lines), without decoding the line: `list` reads one line per live
+ * pid, and the decode of the whole line cost an op call and some 300 bytes of string, which the
+ * command name, a slice of it, kept alive in the judge's cache. Only the command name and the
+ * start time become strings, and a pid or ppid only when it is not plain digits.
  */
 export function parseStatBytes(buf: Uint8Array, n: number): StatFields | null {
-  // The pid: digits up to the first " (" (digits hold no space, so it is the first).
-  let open = 0;
-  while (open < n && open < 16 && isDigitByte(buf[open])) open++;
-  if (
-    open === 0 || open > 15 || open + 1 >= n || buf[open] !== SPACE ||
-    buf[open + 1] !== OPEN_PAREN
-  ) {
-    return parseStat(procDecoder.decode(buf.subarray(0, n)));
+  // A decode drops a leading byte order mark: the line starts after it.
+  const start = n >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+  // The pid: up to the first " (", and not empty.
+  let open = start;
+  while (open + 1 < n && !(buf[open] === SPACE && buf[open + 1] === OPEN_PAREN)) open++;
+  if (open === start || open + 1 >= n) return null;
+  // The last ")". Bytes past n are an earlier read's: not this line.
+  const close = buf.lastIndexOf(CLOSE_PAREN, n - 1);
+  if (close < open) return null;
+  const pid = numberAt(buf, start, open);
+  // One character after ")" is stepped over: a byte where it is ASCII, else the bytes that
+  // decode to it; bytes that decode to more than one UTF-16 unit leave no state to read.
+  let at = close + 2;
+  if (close + 1 < n && buf[close + 1] > 0x7f) {
+    at = close + 1;
+    while (at < n && buf[at] > 0x7f) at++;
+    if (commDecoder.decode(buf.subarray(close + 1, at)).length !== 1) return null;
   }
-  // The last ")": comm may hold spaces and ")". None before "(", so -1 is the only miss.
-  const close = n === 0 ? -1 : buf.lastIndexOf(CLOSE_PAREN, n - 1);
-  if (close === -1) return null;
-  // parseStat steps over one character after ")": a byte only where it is ASCII.
-  if (close + 1 >= n || buf[close + 1] > 0x7f) {
-    return parseStat(procDecoder.decode(buf.subarray(0, n)));
-  }
-  const at = close + 2;
   let e0 = 0, e1 = 0, e18 = 0, e19 = 0;
   let count = 0;
   for (let from = at; count < 20;) {
-    // Bytes past n are an earlier read's: not this line.
     let space = from >= n ? -1 : buf.indexOf(SPACE, from);
     if (space >= n) space = -1;
     const last = space === -1;
@@ -261,21 +232,28 @@ export function parseStatBytes(buf: Uint8Array, n: number): StatFields | null {
     if (last) break;
     from = space + 1;
   }
-  if (count < 20) return null;
+  if (count < 20 || !Number.isSafeInteger(pid)) return null;
   if (e0 - at !== 1 || !isAsciiLetter(buf[at])) return null;
-  // A ppid Number() would read otherwise (a sign, an empty field): parseStat says what it is.
-  if (!shortDigits(buf, e0 + 1, e1)) return parseStat(procDecoder.decode(buf.subarray(0, n)));
+  const ppid = numberAt(buf, e0 + 1, e1);
+  if (!Number.isSafeInteger(ppid)) return null;
   if (e19 === e18 + 1) return null;
   for (let i = e18 + 1; i < e19; i++) if (!isDigitByte(buf[i])) return null;
   return {
-    pid: digitsValue(buf, 0, open),
+    pid,
     comm: latin1OrUtf8(buf, open + 2, close),
     state: String.fromCharCode(buf[at]),
-    ppid: digitsValue(buf, e0 + 1, e1),
+    ppid,
     starttime: e19 - e18 - 1 <= 15 && (buf[e18 + 1] !== 48 || e19 === e18 + 2)
       ? String(digitsValue(buf, e18 + 1, e19))
       : latin1OrUtf8(buf, e18 + 1, e19),
   };
+}
+
+/** buf[from, to) as Number() reads its text: straight from the bytes when it is plain digits. */
+function numberAt(buf: Uint8Array, from: number, to: number): number {
+  return shortDigits(buf, from, to)
+    ? digitsValue(buf, from, to)
+    : Number(latin1OrUtf8(buf, from, to));
 }
 
 /** buf[from, to) as text: ASCII straight from the bytes, else decoded as UTF-8. */
@@ -451,7 +429,7 @@ export function linuxBackend(procRoot = "/proc") {
    * through Deno otherwise (a hook probes a handful, and loading libc would cost more than it
    * saves). Never libc that is not loaded: a -1 from no libc is no errno.
    */
-  function readStat(pid: number): number | string {
+  function readStat(pid: number): number | Uint8Array {
     const c = loadedLibc();
     if (c !== null) {
       let end = statPrefix.length;
@@ -476,7 +454,7 @@ export function linuxBackend(procRoot = "/proc") {
       // Any other failure: Deno's call says what it is.
     }
     try {
-      return Deno.readTextFileSync(`${procRoot}/${pid}/stat`);
+      return Deno.readFileSync(`${procRoot}/${pid}/stat`);
     } catch (err) {
       if (err instanceof Deno.errors.NotFound) return -ENOENT;
       if (err instanceof Deno.errors.PermissionDenied) return -EACCES;
@@ -505,7 +483,9 @@ export function linuxBackend(procRoot = "/proc") {
         info: { pid, ppid: null, startToken: null, startedAtMs: null, zombie: false, name: null },
       };
     }
-    const stat = typeof read === "number" ? parseStatBytes(procBuf, read) : parseStat(read);
+    const stat = typeof read === "number"
+      ? parseStatBytes(procBuf, read)
+      : parseStatBytes(read, read.length);
     if (stat === null || stat.pid !== pid) return { kind: "unsupported" };
     const startToken = normaliseStartTime(stat.starttime, boottimeOffset());
     // Z on a thread-group leader whose other threads still run is a live process: only a

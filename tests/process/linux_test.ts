@@ -15,6 +15,36 @@ import { spawnSleeper, tempDir } from "../helpers.ts";
 
 const tail = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 424242 20 21";
 
+/**
+ * What a /proc/<pid>/stat line says, read as text with split and regex: the parser before the
+ * byte walk, kept as the reference for what parseStat and parseStatBytes accept.
+ */
+function reference(text: string) {
+  const open = text.indexOf(" (");
+  const close = text.lastIndexOf(")");
+  if (open < 1 || close < open) return null;
+  const pid = Number(text.slice(0, open));
+  const at = close + 2;
+  const ends: number[] = [];
+  for (let from = at; ends.length < 20;) {
+    const space = text.indexOf(" ", from);
+    if (space === -1) {
+      ends.push(text.length);
+      break;
+    }
+    ends.push(space);
+    from = space + 1;
+  }
+  if (ends.length < 20 || !Number.isSafeInteger(pid)) return null;
+  const state = text.slice(at, ends[0]);
+  const ppid = Number(text.slice(ends[0] + 1, ends[1]));
+  const starttime = text.slice(ends[18] + 1, ends[19]);
+  if (!/^[A-Za-z]$/.test(state) || !Number.isSafeInteger(ppid) || !/^\d+$/.test(starttime)) {
+    return null;
+  }
+  return { pid, comm: text.slice(open + 2, close), state, ppid, starttime };
+}
+
 Deno.test("parseStat", async (t) => {
   await t.step("plain name", () => {
     const s = parseStat(`123 (bash) ${tail}`);
@@ -40,32 +70,6 @@ Deno.test("parseStat", async (t) => {
     assertEquals(parseStat(`1 (b) ${tail.replace("424242", "-5")}`), null);
   });
   await t.step("agrees with the split-and-regex parser it replaced, on mangled lines", () => {
-    // The parser before the char-code walk, kept as the reference for what parseStat accepts.
-    const reference = (text: string) => {
-      const open = text.indexOf(" (");
-      const close = text.lastIndexOf(")");
-      if (open < 1 || close < open) return null;
-      const pid = Number(text.slice(0, open));
-      const at = close + 2;
-      const ends: number[] = [];
-      for (let from = at; ends.length < 20;) {
-        const space = text.indexOf(" ", from);
-        if (space === -1) {
-          ends.push(text.length);
-          break;
-        }
-        ends.push(space);
-        from = space + 1;
-      }
-      if (ends.length < 20 || !Number.isSafeInteger(pid)) return null;
-      const state = text.slice(at, ends[0]);
-      const ppid = Number(text.slice(ends[0] + 1, ends[1]));
-      const starttime = text.slice(ends[18] + 1, ends[19]);
-      if (!/^[A-Za-z]$/.test(state) || !Number.isSafeInteger(ppid) || !/^\d+$/.test(starttime)) {
-        return null;
-      }
-      return { pid, comm: text.slice(open + 2, close), state, ppid, starttime };
-    };
     const base = `123 (bash) ${tail}\n`;
     const pieces = [" ", "", "x", "(", ")", "Z", "9", "-", "\n", "0x1", "١", "  ", "1e3", "é"];
     let seed = 11;
@@ -315,7 +319,7 @@ Deno.test("parseStat agrees with a split of every field after comm", () => {
   for (const text of cases) assertEquals(parseStat(text), bySplit(text), JSON.stringify(text));
 });
 
-Deno.test("parseStatBytes answers what parseStat answers for the decoded line", async (t) => {
+Deno.test("parseStatBytes answers what the text reference answers for the decoded line", async (t) => {
   const encoder = new TextEncoder();
   const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   // A buffer reused from read to read, as the probe's is: bytes past the line are an earlier
@@ -325,7 +329,8 @@ Deno.test("parseStatBytes answers what parseStat answers for the decoded line", 
     buf.fill(32);
     buf.set(bytes);
     const got = parseStatBytes(buf, bytes.length);
-    assertEquals(got, parseStat(decode(bytes)), JSON.stringify(decode(bytes)));
+    assertEquals(got, reference(decode(bytes)), JSON.stringify(decode(bytes)));
+    assertEquals(parseStat(decode(bytes)), got, JSON.stringify(decode(bytes)));
     return got;
   };
   await t.step("the kernel's lines", () => {
@@ -345,6 +350,22 @@ Deno.test("parseStatBytes answers what parseStat answers for the decoded line", 
     check(encoder.encode(`5 (a) ${tail.replace("424242", "12345678901234567890")}`));
     check(encoder.encode(`123456789012345678 (a) ${tail}`));
     check(new Uint8Array(0));
+  });
+  await t.step("odd bytes where the kernel writes none", () => {
+    const bytes = (...parts: (string | number[])[]) =>
+      new Uint8Array(parts.flatMap((p) => typeof p === "string" ? [...encoder.encode(p)] : p));
+    const rest = tail.slice(1);
+    assertEquals(check(bytes([0xef, 0xbb, 0xbf], `9 (a) ${tail}`))?.pid, 9);
+    assertEquals(check(bytes([0xef, 0xbb, 0xbf], ` (a) ${tail}`)), null);
+    assertEquals(check(bytes(`5 (a)éS${rest}`))?.state, "S");
+    assertEquals(check(bytes(`5 (a)😀S${rest}`)), null);
+    assertEquals(check(bytes("5 (a)", [0xff], `S${rest}`))?.state, "S");
+    assertEquals(check(bytes("5 (a)", [0xf0, 0x9f], `S${rest}`))?.state, "S");
+    assertEquals(check(bytes("5 (a)", [0xc3, 0xa9, 0xff], `S${rest}`)), null);
+    assertEquals(check(bytes(`+5 (a) ${tail}`))?.pid, 5);
+    assertEquals(check(bytes(`0x10 (a) ${tail}`))?.pid, 16);
+    assertEquals(check(bytes(`5 (a) S 1e3${rest.slice(2)}`))?.ppid, 1000);
+    assertEquals(check(bytes(`5 (a) S ${rest.slice(2)}`))?.ppid, 0);
   });
   await t.step("mangled lines, bytes that are not UTF-8 included", () => {
     const base = encoder.encode(`123 (bash) ${tail}\n`);
