@@ -6,14 +6,13 @@
  */
 import { kqueueAvailable, kqueueWatch } from "./kqueue.ts";
 import { type ExitWatch, lazyLibrary, threadWatch } from "./notify.ts";
-import { isGone, type ProcessBackend } from "./types.ts";
+import { ESRCH, isGone, type ProcessBackend } from "./types.ts";
 import { handleWaitAvailable, handleWatch } from "./windows_wait.ts";
 
 export type { ExitWatch };
 
 const SYS_PIDFD_OPEN = 434; // the same number on every Linux architecture (unified table)
 const POLLIN = 1;
-const ESRCH = 3;
 
 const LIBC_SYMBOLS = {
   syscall: { parameters: ["i64", "i64", "i64"], result: "i64" },

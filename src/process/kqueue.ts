@@ -5,6 +5,7 @@
  * on a real Mac or FreeBSD machine, so every failure falls back to probing (exit_wait.ts).
  */
 import { type ExitWatch, lazyLibrary, threadWatch } from "./notify.ts";
+import { ESRCH } from "./types.ts";
 
 /** EVFILT_PROC and NOTE_EXIT have the same values on macOS and FreeBSD. */
 export const EVFILT_PROC = -5;
@@ -15,7 +16,6 @@ export const EV_ONESHOT = 0x0010;
 /** Each change gets an entry back, EV_ERROR set and `data` its errno (0: it took): no errno read. */
 export const EV_RECEIPT = 0x0040;
 export const EV_ERROR = 0x4000;
-export const ESRCH = 3;
 
 /**
  * `struct kevent` on 64-bit: ident (uintptr_t), filter (int16), flags (uint16), fflags

@@ -8,6 +8,7 @@ import {
   EACCES,
   ENOENT,
   EPERM,
+  ESRCH,
   exactTokens,
   loadedLibc,
   type Probe,
@@ -160,8 +161,6 @@ export function isDeadState(state: string): boolean {
   return state === "Z" || state === "X" || state === "x";
 }
 
-/** ESRCH: the process exited between the open and the read of its /proc file. */
-const ESRCH = 3;
 /** What readStat answers for a failure that is no errno it knows (Deno's call failed otherwise). */
 const UNREADABLE = -1_000_000;
 /** For a field that is not ASCII: keeps a leading BOM, as a decode of the whole line does. */

@@ -87,10 +87,15 @@ export function isGone(p: Probe): boolean {
   return p.kind === "gone" || (p.kind === "exists" && p.info.zombie);
 }
 
-/** errno values (Linux's) that the Linux backend and libc's callers tell apart. */
+/**
+ * errno values that the backends and libc's callers tell apart: Linux's, and ESRCH is 3 on
+ * macOS and FreeBSD too (kqueue.ts reads it from a kevent).
+ */
 export const ENOENT = 2;
 export const EACCES = 13;
 export const EPERM = 1;
+/** No such process: it exited (between a /proc open and its read, or before a watch). */
+export const ESRCH = 3;
 
 let libcLoaded: Libc | null = null;
 
