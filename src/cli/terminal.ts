@@ -4,15 +4,7 @@
  * on some characters instead of showing them.
  */
 import type { Row } from "../registry/row.ts";
-
-/**
- * What a terminal (or the text layout around it) may act on: C0 controls, DEL, C1 controls
- * (a lone U+009B is CSI, U+009D OSC: a window title or an OSC 52 clipboard write in
- * xterm.js), the line and paragraph separators, and the bidirectional marks, embeddings,
- * overrides and isolates that reorder what is shown (U+061C, U+200E/F, U+202A-E, U+2066-9).
- */
-// deno-lint-ignore no-control-regex
-const UNSAFE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+import { UNSAFE, UNSAFE_BEYOND_C0 } from "../unsafe_text.ts";
 
 function hex(ch: string): string {
   const code = ch.charCodeAt(0);
@@ -38,13 +30,10 @@ export function printableLines(text: string): string {
  */
 export function terminalJson(json: string): string {
   return json.replace(
-    UNSAFE_IN_JSON,
+    UNSAFE_BEYOND_C0,
     (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
 }
-
-/** UNSAFE less C0: JSON.stringify escapes C0 in strings, and its newlines are layout. */
-const UNSAFE_IN_JSON = /[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * One row in words for a person ("claude session 123 (alive: running)"): kept here, beside the

@@ -4,14 +4,17 @@
  * repeating anything that may have run, then carry on, and the continuation id. Pure, one
  * paragraph, with every value from the plan made printable.
  */
+import { UNSAFE } from "../unsafe_text.ts";
 import type { Plan } from "./schema.ts";
 
 const MAX_LISTED = 20;
 
-/** Control characters become spaces and long values are cut, so a plan cannot forge lines. */
-function printable(value: string, max = 120): string {
-  // deno-lint-ignore no-control-regex
-  const clean = value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, " ").trim();
+/**
+ * What a terminal may act on (../unsafe_text.ts) becomes a space and long values are cut, so a
+ * plan cannot forge lines or reorder what is shown.
+ */
+function spaced(value: string, max = 120): string {
+  const clean = value.replace(UNSAFE, " ").trim();
   return clean.length > max ? clean.slice(0, max - 1) + "…" : clean;
 }
 
@@ -25,7 +28,7 @@ export function dispatchMessage(plan: Plan, continuationId: string): string {
     ? "hard (the machine, terminal or tmux went away without warning)"
     : "for an unknown reason";
   const calls = plan.tool_calls.slice(0, MAX_LISTED).map((c) =>
-    `${printable(c.name, 60)} (${printable(c.id, 80)})`
+    `${spaced(c.name, 60)} (${spaced(c.id, 80)})`
   );
   const more = plan.tool_calls.length - calls.length;
   const open = calls.length === 0

@@ -1,5 +1,7 @@
 import { assertEquals } from "../assert.ts";
 import { printable, printableLines, terminalJson } from "../../src/cli/terminal.ts";
+import { dispatchMessage } from "../../src/continuation/message.ts";
+import { PLAN } from "../continuation/fixtures.ts";
 
 Deno.test("printable: every character a terminal acts on is made visible", () => {
   assertEquals(printable("a\x1b]0;t\x07b"), "a\\x1b]0;t\\x07b");
@@ -22,4 +24,23 @@ Deno.test("terminalJson: the same JSON, with nothing a terminal acts on", () => 
   // deno-lint-ignore no-control-regex
   assertEquals(/[\x00-\x1f\x7f-\x9f\u2028\u202e]/.test(text), false);
   assertEquals(JSON.parse(text), value);
+});
+
+Deno.test("the dispatch message and printable take the same characters as unsafe", () => {
+  // Every character printable escapes, and its neighbours, in a tool call's name: the message
+  // (typed into a pane by tmux) turns exactly the escaped ones into spaces.
+  const chars = [
+    ..."\x00\x1b\x1f\x7f\x9b\x9f\u061c\u200e\u200f\u2028\u2029\u202a\u202e\u2066\u2069",
+  ];
+  const safe = [..." a\u00a0\u061b\u200d\u2027\u202f\u2065\u206a"];
+  const message = (ch: string) =>
+    dispatchMessage({ ...PLAN, tool_calls: [{ id: "i", name: `a${ch}b` }] }, "c1");
+  for (const ch of chars) {
+    assertEquals(printable(ch) === ch, false, JSON.stringify(ch));
+    assertEquals(message(ch).includes("a b (i)"), true, JSON.stringify(ch));
+  }
+  for (const ch of safe) {
+    assertEquals(printable(ch), ch, JSON.stringify(ch));
+    assertEquals(message(ch).includes(`a${ch}b (i)`), true, JSON.stringify(ch));
+  }
 });
