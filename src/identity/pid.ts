@@ -1,16 +1,13 @@
 /** The one pid rule: what roster accepts as a process id, in files and on the command line. */
 import { UsageError } from "../errors.ts";
-
-/** Largest pid accepted anywhere (Linux pid_max limit is 2^22; Windows pids fit in u32). */
-const MAX_PID = 0xffff_ffff;
+import { isPid, MAX_PID } from "../process/pid.ts";
 /** A pid as text: a positive decimal integer, no sign, no leading zero, at most 10 digits. */
 export const PID_TEXT = "[1-9][0-9]{0,9}";
 const PID_ONLY = new RegExp(`^${PID_TEXT}$`);
 
 /** Whether a parsed value (from JSON, say) is a valid pid. */
 export function isValidPid(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value > 0 &&
-    value <= MAX_PID;
+  return isPid(value);
 }
 
 /** Parses a pid given by a person or a hook: a positive decimal integer, nothing else. */

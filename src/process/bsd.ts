@@ -6,6 +6,7 @@
  * token comparison stay in each OS module: nothing here knows an offset or a token.
  */
 import type { Probe, ProcessInfo } from "./types.ts";
+import { isPid, MAX_PID_T } from "./pid.ts";
 
 /** sysctl MIB names that have the same number on macOS and FreeBSD. */
 export const CTL_KERN = 1;
@@ -52,7 +53,7 @@ export function readArgmax(read: SysctlRead): number | null {
 
 /** A pid that names one process: pid_t is 32-bit, and 0 or a negative pid means a group. */
 export function isBsdPid(pid: number): boolean {
-  return Number.isSafeInteger(pid) && pid > 0 && pid <= 0x7fffffff;
+  return isPid(pid, MAX_PID_T);
 }
 
 /** The kern.proc.pid MIB for one pid. */

@@ -6,6 +6,7 @@
  */
 import { type ExitWatch, lazyLibrary, threadWatch } from "./notify.ts";
 import { ESRCH } from "./types.ts";
+import { isPid } from "./pid.ts";
 
 /** EVFILT_PROC and NOTE_EXIT have the same values on macOS and FreeBSD. */
 export const EVFILT_PROC = -5;
@@ -151,7 +152,7 @@ export function kqueueWatch(
 ): ExitWatch | "gone" | null {
   const os = kqueueOs();
   const k = openLib();
-  if (os === null || k === null || !Number.isSafeInteger(pid) || pid <= 0) return null;
+  if (os === null || k === null || !isPid(pid, Number.MAX_SAFE_INTEGER)) return null;
   const kq = k.symbols.kqueue();
   if (kq < 0) return null;
   const receipt = new Uint8Array(os.layout.size);

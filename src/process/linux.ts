@@ -16,6 +16,7 @@ import {
   type ProcessCommand,
   type ProcessInfo,
 } from "./types.ts";
+import { isPid } from "./pid.ts";
 
 /** Clock ticks per second as seen by user space (USER_HZ): 100 on every mainstream arch. */
 const CLK_TCK = 100;
@@ -463,7 +464,7 @@ export function linuxBackend(procRoot = "/proc") {
 
   function probe(pid: number): Probe {
     // kill(0, 0) and kill(-1, 0) would probe process groups, not a process.
-    if (!Number.isSafeInteger(pid) || pid <= 0) return GONE;
+    if (!isPid(pid, Number.MAX_SAFE_INTEGER)) return GONE;
     const read = readStat(pid);
     if (typeof read === "number" && read < 0) {
       const errno = -read;

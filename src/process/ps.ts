@@ -15,6 +15,7 @@
  * that would inherit any `LD_*` or `DYLD_*` variable, and ps needs none of the caller's.
  */
 import type { Probe, ProcessBackend, ProcessCommand, ProcessInfo, TokenMatch } from "./types.ts";
+import { isPid, MAX_PID_T } from "./pid.ts";
 
 /** The columns asked for, in order; `comm` last because it may contain spaces. */
 export const PS_KEYWORDS = ["pid", "ppid", "state", "lstart", "comm"] as const;
@@ -145,7 +146,7 @@ export function psBackend(): ProcessBackend {
 
   function probe(pid: number): Probe {
     // ps -p 0 or a negative pid means something else to each ps.
-    if (!Number.isSafeInteger(pid) || pid <= 0 || pid > 0x7fffffff) return { kind: "gone" };
+    if (!isPid(pid, MAX_PID_T)) return { kind: "gone" };
     if (!isUsable()) return { kind: "unsupported" };
     const found = find(pid);
     if (found === null) return { kind: "unsupported" };
@@ -156,7 +157,7 @@ export function psBackend(): ProcessBackend {
   }
 
   function command(pid: number): ProcessCommand {
-    if (!Number.isSafeInteger(pid) || pid <= 0 || pid > 0x7fffffff) {
+    if (!isPid(pid, MAX_PID_T)) {
       return { exe: null, argv: null };
     }
     const run = runPs(["-o", "args=", "-p", String(pid)]);

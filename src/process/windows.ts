@@ -16,6 +16,7 @@ import {
   type ProcessCommand,
   type ProcessInfo,
 } from "./types.ts";
+import { isPid, MAX_PID } from "./pid.ts";
 
 /** 1970-01-01T00:00:00Z as a FILETIME (100 ns units since 1601-01-01). */
 export const FILETIME_UNIX_EPOCH = 116444736000000000n;
@@ -207,7 +208,7 @@ export function windowsBackend(): ProcessBackend | null {
   }
 
   function validPid(pid: number): boolean {
-    return Number.isSafeInteger(pid) && pid >= 0 && pid <= 0xffffffff;
+    return isPid(pid, MAX_PID, 0);
   }
 
   function probe(pid: number): Probe {

@@ -5,6 +5,7 @@
  * under Wine (tests/windows/wait_test.ts).
  */
 import { type ExitWatch, lazyLibrary, threadWatch } from "./notify.ts";
+import { isPid, MAX_PID } from "./pid.ts";
 
 export const SYNCHRONIZE = 0x0010_0000;
 export const PROCESS_QUERY_LIMITED_INFORMATION = 0x1000;
@@ -42,7 +43,7 @@ export function handleWatch(
   poll: () => Promise<void>,
 ): ExitWatch | null {
   const k = openLib();
-  if (k === null || !Number.isSafeInteger(pid) || pid < 0 || pid > 0xffff_ffff) return null;
+  if (k === null || !isPid(pid, MAX_PID, 0)) return null;
   const handle = k.symbols.OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
   if (handle === null) return null;
   const wait = async () => {

@@ -1,5 +1,7 @@
 import { assertEquals } from "../assert.ts";
 import { asProcess, exactTokens, type ProcessInfo, tokenScheme } from "../../src/process/types.ts";
+import { isPid, MAX_PID, MAX_PID_T } from "../../src/process/pid.ts";
+import { isValidPid } from "../../src/identity/pid.ts";
 
 Deno.test("exactTokens compares only tokens of one scheme", () => {
   assertEquals(exactTokens("123", "123"), "same");
@@ -24,4 +26,15 @@ Deno.test("asProcess: a thread id is no process", () => {
   assertEquals(asProcess({ kind: "exists", info: info(true) }), { kind: "gone" });
   assertEquals(asProcess({ kind: "exists", info: info(false) }).kind, "exists");
   assertEquals(asProcess({ kind: "unsupported" }).kind, "unsupported");
+});
+
+Deno.test("isPid: the one pid rule, 1 to MAX_PID unless an OS narrows it", () => {
+  for (const v of [1, 4_194_304, MAX_PID_T, MAX_PID]) assertEquals(isPid(v), true, String(v));
+  for (const v of [0, -1, 1.5, MAX_PID + 1, NaN, "1", null]) {
+    assertEquals(isPid(v), false, String(v));
+  }
+  assertEquals([isPid(MAX_PID_T, MAX_PID_T), isPid(MAX_PID_T + 1, MAX_PID_T)], [true, false]);
+  assertEquals([isPid(0, MAX_PID, 0), isPid(-1, MAX_PID, 0)], [true, false]);
+  // The identity layer's rule for files and flags is this one.
+  for (const v of [0, 1, MAX_PID, MAX_PID + 1, 2.5]) assertEquals(isValidPid(v), isPid(v));
 });
