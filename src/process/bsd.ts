@@ -30,6 +30,46 @@ export interface KinfoProc {
   comm: string;
 }
 
+/** Where a `struct kinfo_proc` keeps what roster reads: byte offsets (both OSes little-endian). */
+export interface KinfoLayout {
+  size: number;
+  /** ki_structsize's offset, where the struct states its own size (FreeBSD); null: none. */
+  structSize: number | null;
+  pid: number;
+  ppid: number;
+  startSec: number;
+  startUsec: number;
+  /** tv_usec's width: an int on macOS, a long on 64-bit FreeBSD (always below 1e6). */
+  usecBytes: 4 | 8;
+  stat: number;
+  comm: number;
+  commSize: number;
+}
+
+/** Decodes one `struct kinfo_proc`; null unless it is `layout.size` bytes (and says so). */
+export function decodeKinfo(bytes: Uint8Array, layout: KinfoLayout): KinfoProc | null {
+  if (bytes.length !== layout.size) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (layout.structSize !== null && view.getInt32(layout.structSize, true) !== layout.size) {
+    return null;
+  }
+  return {
+    pid: view.getInt32(layout.pid, true),
+    ppid: view.getInt32(layout.ppid, true),
+    startSec: view.getBigInt64(layout.startSec, true),
+    startUsec: layout.usecBytes === 4
+      ? view.getInt32(layout.startUsec, true)
+      : Number(view.getBigInt64(layout.startUsec, true)),
+    stat: view.getInt8(layout.stat),
+    comm: cString(bytes.subarray(layout.comm, layout.comm + layout.commSize)),
+  };
+}
+
+/** `<os>:<sec>.<usec padded to 6>`: the padding keeps the text unambiguous. */
+export function kinfoToken(os: string, startSec: bigint, startUsec: number): string {
+  return `${os}:${startSec}.${String(startUsec).padStart(6, "0")}`;
+}
+
 /** One sysctl read into `size` bytes; null when the call fails. */
 export type SysctlRead = (mib: number[], size: number) => Uint8Array | null;
 

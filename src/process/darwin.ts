@@ -7,15 +7,17 @@
  * Mac: every decoding step lives in the pure functions below so the tests pin them.
  */
 import {
-  cString,
   CTL_KERN,
+  decodeKinfo,
   decodeUtf8,
   indexOfNul,
   isBsdPid,
   judgeKinfo,
+  type KinfoLayout,
   kinfoMib,
   type KinfoProc,
   kinfoToInfo,
+  kinfoToken,
   readArgmax,
   SYSCTL_SYMBOL,
   sysctlReader,
@@ -38,32 +40,27 @@ const KERN_PROCARGS2 = 49;
 const PIDPATH_MAX = 4096;
 const LIBSYSTEM = "/usr/lib/libSystem.B.dylib";
 
-const OFF_START_SEC = 0;
-const OFF_START_USEC = 8;
-const OFF_STAT = 36;
-const OFF_PID = 40;
-const OFF_COMM = 243;
-const COMM_SIZE = 17;
-const OFF_PPID = 560;
+const DARWIN_KINFO: KinfoLayout = {
+  size: DARWIN_KINFO_PROC_SIZE,
+  structSize: null,
+  startSec: 0,
+  startUsec: 8,
+  usecBytes: 4,
+  stat: 36,
+  pid: 40,
+  comm: 243,
+  commSize: 17,
+  ppid: 560,
+};
 
 /** Decodes one `struct kinfo_proc`; null unless it is exactly 648 bytes. */
 export function decodeDarwinKinfoProc(bytes: Uint8Array): KinfoProc | null {
-  if (bytes.length !== DARWIN_KINFO_PROC_SIZE) return null;
-  // Both macOS architectures are little-endian.
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return {
-    pid: view.getInt32(OFF_PID, true),
-    ppid: view.getInt32(OFF_PPID, true),
-    startSec: view.getBigInt64(OFF_START_SEC, true),
-    startUsec: view.getInt32(OFF_START_USEC, true),
-    stat: view.getInt8(OFF_STAT),
-    comm: cString(bytes.subarray(OFF_COMM, OFF_COMM + COMM_SIZE)),
-  };
+  return decodeKinfo(bytes, DARWIN_KINFO);
 }
 
 /** `darwin:<sec>.<usec padded to 6>`: the padding keeps the text unambiguous. */
 export function darwinToken(startSec: bigint, startUsec: number): string {
-  return `darwin:${startSec}.${String(startUsec).padStart(6, "0")}`;
+  return kinfoToken("darwin", startSec, startUsec);
 }
 
 /** Turns a decoded kinfo_proc into roster's view of the process. */

@@ -12,13 +12,16 @@
 import {
   cString,
   CTL_KERN,
+  decodeKinfo,
   decodeUtf8,
   isBsdPid,
   judgeKinfo,
   KERN_PROC,
+  type KinfoLayout,
   kinfoMib,
   type KinfoProc,
   kinfoToInfo,
+  kinfoToken,
   readArgmax,
   SYSCTL_SYMBOL,
   sysctlReader,
@@ -37,34 +40,27 @@ const KERN_PROC_PATHNAME = 12;
 const LIBC = "libc.so.7";
 const PATH_MAX = 1024;
 
-const OFF_STRUCTSIZE = 0;
-const OFF_PID = 72;
-const OFF_PPID = 76;
-const OFF_START_SEC = 336;
-const OFF_START_USEC = 344;
-const OFF_STAT = 388;
-const OFF_COMM = 447;
-const COMM_SIZE = 20;
+const FREEBSD_KINFO: KinfoLayout = {
+  size: FREEBSD_KINFO_PROC_SIZE,
+  structSize: 0,
+  pid: 72,
+  ppid: 76,
+  startSec: 336,
+  startUsec: 344,
+  usecBytes: 8,
+  stat: 388,
+  comm: 447,
+  commSize: 20,
+};
 
 /** Decodes one `struct kinfo_proc`; null unless both the length and ki_structsize are 1088. */
 export function decodeFreebsdKinfoProc(bytes: Uint8Array): KinfoProc | null {
-  if (bytes.length !== FREEBSD_KINFO_PROC_SIZE) return null;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (view.getInt32(OFF_STRUCTSIZE, true) !== FREEBSD_KINFO_PROC_SIZE) return null;
-  return {
-    pid: view.getInt32(OFF_PID, true),
-    ppid: view.getInt32(OFF_PPID, true),
-    startSec: view.getBigInt64(OFF_START_SEC, true),
-    // tv_usec is a long on 64-bit FreeBSD but always below 1e6.
-    startUsec: Number(view.getBigInt64(OFF_START_USEC, true)),
-    stat: view.getInt8(OFF_STAT),
-    comm: cString(bytes.subarray(OFF_COMM, OFF_COMM + COMM_SIZE)),
-  };
+  return decodeKinfo(bytes, FREEBSD_KINFO);
 }
 
 /** `freebsd:<sec>.<usec padded to 6>`. */
 export function freebsdToken(startSec: bigint, startUsec: number): string {
-  return `freebsd:${startSec}.${String(startUsec).padStart(6, "0")}`;
+  return kinfoToken("freebsd", startSec, startUsec);
 }
 
 /** Microseconds since the epoch, or null for text that is not a FreeBSD token. */
