@@ -99,21 +99,6 @@ function computePlaceDirName(place: Place): string {
   return `${host}~${machine}.${ns}`;
 }
 
-/**
- * placeDirName(placeOf(record)) without the Place: `list` asks it of every record it reads,
- * and nearly all share the one place remembered.
- */
-export function recordDirName(
-  record: { host: string; machine_id?: string | null; pid_ns?: string | null },
-): string {
-  const last = lastPlace;
-  if (
-    last.host === record.host && last.machineId === (record.machine_id ?? null) &&
-    last.pidNs === (record.pid_ns ?? null)
-  ) return last.name;
-  return placeDirName(placeOf(record));
-}
-
 /** The place of a record, as placeDirName takes it. */
 export function placeOf(
   record: { host: string; machine_id?: string | null; pid_ns?: string | null },

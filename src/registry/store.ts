@@ -17,8 +17,9 @@ import {
   dirHost,
   hostDirName,
   type Place,
+  placeDirName,
   placeDirNames,
-  recordDirName,
+  placeOf,
   recordName,
   sessionsDir,
   STORED_NAME,
@@ -59,7 +60,7 @@ export function entryOf(
   // A record filed under another place's directory is not to be judged as that place's. The
   // layout before places (one directory per host) held every namespace's records.
   const record = checked.record;
-  if (recordDirName(record) !== dirName && hostDirName(record.host) !== dirName) {
+  if (placeDirName(placeOf(record)) !== dirName && hostDirName(record.host) !== dirName) {
     return badEntry(
       path,
       filePid,
