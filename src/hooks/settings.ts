@@ -1,17 +1,28 @@
 /**
  * Merging a recipe into a harness's settings, pure: our hook groups are added to the `hooks`
  * object next to whatever else is there, found again by their command (`roster register` or
- * `roster unregister`), replaced when they differ, and removed on uninstall, leaving every
- * other key and hook exactly as it was.
+ * `roster unregister`), replaced when they differ, and removed on uninstall. Edits are made to
+ * the text (src/hooks/jsonc.ts), so every other key, hook, comment and byte stays as it was.
  */
 import { type HookGroup, isRosterCommand, type SettingsRecipe } from "./recipes.ts";
+import {
+  append,
+  type Dialect,
+  type Json,
+  JsonSyntaxError,
+  memberOf,
+  type Node,
+  parse,
+  remove,
+  valueOf,
+} from "./jsonc.ts";
 
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 
 /** How the hooks of one harness compare with the current recipe. */
 export type HookState = "installed" | "outdated" | "missing";
 
+/** A settings file roster cannot merge into (not JSON, not an object, hooks of another shape). */
 export class SettingsShapeError extends Error {}
 
 function isObj(v: unknown): v is Obj {
@@ -24,35 +35,50 @@ function isOurs(group: Json): boolean {
   return group.hooks.every((h) => isObj(h) && isRosterCommand(h.command));
 }
 
-function hooksOf(settings: Json, path: string): Obj | null {
-  if (!isObj(settings)) throw new SettingsShapeError(`not a JSON object: ${path}`);
-  const hooks = settings.hooks;
-  if (hooks === undefined) return null;
-  if (!isObj(hooks)) throw new SettingsShapeError(`"hooks" is not an object: ${path}`);
-  for (const [event, list] of Object.entries(hooks)) {
-    if (!Array.isArray(list)) {
-      throw new SettingsShapeError(`"hooks.${event}" is not a list: ${path}`);
+/** A settings file's text, parsed and checked: an object whose `hooks` holds lists. */
+export interface Settings {
+  text: string;
+  root: Node;
+  value: Obj;
+}
+
+export function readSettings(text: string, dialect: Dialect, path = "settings"): Settings {
+  let root: Node;
+  try {
+    root = parse(text, dialect);
+  } catch (err) {
+    if (!(err instanceof JsonSyntaxError)) throw err;
+    throw new SettingsShapeError(`not valid JSON (${err.message}): ${path}`);
+  }
+  const value = valueOf(text, root);
+  if (!isObj(value)) throw new SettingsShapeError(`not a JSON object: ${path}`);
+  const hooks = value.hooks;
+  if (hooks !== undefined) {
+    if (!isObj(hooks)) throw new SettingsShapeError(`"hooks" is not an object: ${path}`);
+    for (const [event, list] of Object.entries(hooks)) {
+      if (!Array.isArray(list)) {
+        throw new SettingsShapeError(`"hooks.${event}" is not a list: ${path}`);
+      }
     }
   }
-  return hooks;
+  return { text, root, value };
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** Whether the settings hold the recipe's hooks, older ones of ours, or none. */
-export function hookState(settings: Json, recipe: SettingsRecipe, path = "settings"): HookState {
-  const hooks = hooksOf(settings, path);
+export function hookState(settings: Settings, recipe: SettingsRecipe): HookState {
+  const hooks = (settings.value.hooks ?? {}) as { [event: string]: Json[] };
   let anyOurs = false;
   let all = true;
   for (const [event, group] of Object.entries(recipe.events)) {
-    const list = (hooks?.[event] ?? []) as Json[];
-    const ours = list.filter(isOurs);
+    const ours = (hooks[event] ?? []).filter(isOurs);
     if (ours.length > 0) anyOurs = true;
     if (!(ours.length === 1 && same(ours[0], group))) all = false;
   }
   // An event the recipe no longer has, still holding a hook of ours, is out of date too.
-  for (const [event, list] of Object.entries(hooks ?? {})) {
-    if (!(event in recipe.events) && (list as Json[]).some(isOurs)) {
+  for (const [event, list] of Object.entries(hooks)) {
+    if (!(event in recipe.events) && list.some(isOurs)) {
       anyOurs = true;
       all = false;
     }
@@ -60,44 +86,92 @@ export function hookState(settings: Json, recipe: SettingsRecipe, path = "settin
   return all ? "installed" : anyOurs ? "outdated" : "missing";
 }
 
-/** The settings with the recipe's hooks in place of any of ours; other entries untouched. */
-export function withRecipe(settings: Json, recipe: SettingsRecipe, path = "settings"): Json {
-  const hooks = hooksOf(settings, path) ?? {};
-  const next: Obj = {};
-  for (const [event, list] of Object.entries(hooks)) {
-    const kept = (list as Json[]).filter((g) => !isOurs(g));
-    if (kept.length > 0 || event in recipe.events) next[event] = kept;
+/** Where a group of ours lies: its event's member, the list, and its index there. */
+function findOurs(s: Settings): { hooks: Node; event: number; list: Node; k: number } | null {
+  const hooks = memberOf(s.root, "hooks")?.value;
+  if (hooks?.kind !== "object") return null;
+  for (let e = 0; e < hooks.members.length; e++) {
+    const list = hooks.members[e].value;
+    if (list.kind !== "array") continue;
+    const k = list.items.findIndex((item) => isOurs(valueOf(s.text, item)));
+    if (k >= 0) return { hooks, event: e, list, k };
   }
-  for (const [event, group] of Object.entries(recipe.events)) {
-    next[event] = [...((next[event] ?? []) as Json[]), group as unknown as Json];
-  }
-  return { ...(settings as Obj), hooks: next };
+  return null;
 }
 
 /**
- * The settings without any hook of ours. An event list left empty is removed, and so is a
- * `hooks` object left empty, so installing then uninstalling gives back the original.
+ * The text without any group of ours. An event list left empty by that is removed, and so is a
+ * `hooks` object left empty, so installing into a file without them then uninstalling gives
+ * back the same bytes.
  */
-export function withoutRecipe(settings: Json, path = "settings"): Json {
-  const hooks = hooksOf(settings, path);
-  if (hooks === null) return settings;
-  const next: Obj = {};
-  for (const [event, list] of Object.entries(hooks)) {
-    const had = list as Json[];
-    const kept = had.filter((g) => !isOurs(g));
-    if (kept.length > 0 || had.length === 0) next[event] = kept;
+export function uninstallText(text: string, dialect: Dialect, path = "settings"): string {
+  let s = readSettings(text, dialect, path);
+  for (let found = findOurs(s); found !== null; found = findOurs(s)) {
+    const { hooks, event, list, k } = found;
+    let next: string;
+    if (list.kind === "array" && list.items.length > 1) next = remove(s.text, list, k);
+    else if (hooks.kind === "object" && hooks.members.length > 1) {
+      next = remove(s.text, hooks, event);
+    } else {
+      const root = s.root;
+      next = remove(
+        s.text,
+        root,
+        root.kind === "object" ? root.members.lastIndexOf(memberOf(root, "hooks")!) : 0,
+      );
+    }
+    s = readSettings(next, dialect, path);
   }
-  const out: Obj = { ...(settings as Obj) };
-  if (Object.keys(next).length === 0) delete out.hooks;
-  else out.hooks = next;
-  return out;
+  return s.text;
+}
+
+/** A new settings file holding only the recipe's hooks. */
+export function recipeFile(recipe: SettingsRecipe): string {
+  const hooks: Record<string, HookGroup[]> = {};
+  for (const [event, group] of Object.entries(recipe.events)) hooks[event] = [group];
+  return JSON.stringify({ hooks }, null, 2) + "\n";
+}
+
+/**
+ * The text with the recipe's hooks in place of any of ours; every other byte kept. An empty
+ * (or all-blank) file becomes the recipe's own file; one already holding the recipe is returned
+ * as it is.
+ */
+export function installText(
+  text: string,
+  recipe: SettingsRecipe,
+  dialect: Dialect,
+  path = "settings",
+): string {
+  if (text.trim() === "") return recipeFile(recipe);
+  const first = readSettings(text, dialect, path);
+  if (hookState(first, recipe) === "installed") return text;
+  let s = readSettings(uninstallText(text, dialect, path), dialect, path);
+  for (const [event, group] of Object.entries(recipe.events)) {
+    const hooks = memberOf(s.root, "hooks")?.value;
+    let next: string;
+    if (hooks === undefined) next = append(s.text, s.root, { [event]: [group] }, "hooks");
+    else {
+      const list = memberOf(hooks, event)?.value;
+      next = list === undefined
+        ? append(s.text, hooks, [group], event)
+        : append(s.text, list, group);
+    }
+    s = readSettings(next, dialect, path);
+  }
+  return s.text;
+}
+
+/** Whether the text is an object with no members and no comments: what is left of a file roster made. */
+export function isEmptyObject(text: string): boolean {
+  return /^\s*\{\s*\}\s*$/.test(text);
 }
 
 /** The groups of ours an event holds (for doctor's detail). */
-export function ourGroups(settings: Json, event: string): HookGroup[] {
-  const hooks = isObj(settings) && isObj(settings.hooks) ? settings.hooks : {};
+export function ourGroups(settings: Settings, event: string): HookGroup[] {
+  const hooks = isObj(settings.value.hooks) ? settings.value.hooks : {};
   const list = hooks[event];
   return Array.isArray(list) ? list.filter(isOurs) as unknown as HookGroup[] : [];
 }
 
-export type { Json };
+export type { Dialect, Json };

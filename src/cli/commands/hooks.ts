@@ -40,10 +40,14 @@ export function run(ctx: Context, args: Parsed): number {
     return 0;
   }
   const project = args.has("project");
-  const path = settingsPath(h, project ? Deno.cwd() : userHome(), project);
-  const change = planChange(h, action as HookAction, path);
+  const base = project ? Deno.cwd() : userHome();
+  const scope = project ? "project" : "user";
+  const path = settingsPath(h, base, project);
   const dryRun = args.has("dry-run");
-  const backup = dryRun ? null : applyChange(change);
+  const change = dryRun
+    ? planChange(h, action as HookAction, path, scope, base)
+    : applyChange(h, action as HookAction, path, scope, base);
+  const backup = change.backup;
   // A dry run's output is its whole point; otherwise --quiet silences the JSON too.
   if (args.has("quiet") && !dryRun) return 0;
   if (ctx.json) {
@@ -66,7 +70,13 @@ export function run(ctx: Context, args: Parsed): number {
         ? `Nothing to change: ${path} already ${
           action === "install" ? "has" : "lacks"
         } roster's ${h} hooks`
-        : `${done} roster's ${h} hooks ${where} ${path}` + (backup ? ` (backup: ${backup})` : ""),
+        : `${done} roster's ${h} hooks ${where} ${path}` + (
+          change.restored
+            ? ` (the original is back from ${backup}, which is removed)`
+            : backup
+            ? ` (backup: ${backup})`
+            : ""
+        ),
     );
   }
   return 0;

@@ -1,0 +1,167 @@
+/**
+ * `roster hooks` against a hostile checkout (issue 24 items 3, 4, 8): no write follows a link
+ * roster did not make (a backup name, the settings file, a directory, names planted in a loop),
+ * a FIFO never hangs install, uninstall, --dry-run or doctor, and nesting too deep for any
+ * settings file is one clear error.
+ */
+import { assertEquals, assertMatch } from "../assert.ts";
+import { roster, tempDir } from "../helpers.ts";
+
+const VICTIM = "echo the user's shell startup\n";
+
+async function checkout(dir: string) {
+  const project = `${dir}/repo`;
+  const victim = `${dir}/bashrc`;
+  await Deno.mkdir(`${project}/.claude`, { recursive: true });
+  await Deno.writeTextFile(victim, VICTIM);
+  await Deno.chmod(victim, 0o644);
+  return { project, victim, env: { HOME: `${dir}/home` } };
+}
+
+Deno.test("hooks --project never writes through a link the checkout carries", async (t) => {
+  await t.step("a backup name linked to ~/.bashrc: skipped, the victim untouched", async () => {
+    await using dir = await tempDir();
+    const { project, victim, env } = await checkout(dir.path);
+    const settings = `${project}/.claude/settings.json`;
+    await Deno.writeTextFile(settings, '{"model": "opus"}\n');
+    await Deno.symlink(victim, `${settings}.roster-backup`);
+    const i = await roster(["hooks", "install", "--project", "claude"], { env, cwd: project });
+    assertEquals(i.code, 0, i.stderr);
+    assertMatch(i.stdout, /backup: .*\.roster-backup\.2\)/);
+    assertEquals(await Deno.readTextFile(victim), VICTIM);
+    const u = await roster(["hooks", "uninstall", "--project", "claude"], { env, cwd: project });
+    assertEquals(u.code, 0, u.stderr);
+    assertEquals(await Deno.readTextFile(settings), '{"model": "opus"}\n');
+    assertEquals(await Deno.readTextFile(victim), VICTIM);
+    assertEquals((await Deno.lstat(`${settings}.roster-backup`)).isSymlink, true);
+  });
+
+  await t.step("the settings file linked elsewhere: refused, nothing written", async () => {
+    await using dir = await tempDir();
+    const { project, victim, env } = await checkout(dir.path);
+    await Deno.symlink(victim, `${project}/.claude/settings.json`);
+    for (const action of ["install", "uninstall"]) {
+      const r = await roster(["hooks", action, "--project", "claude"], { env, cwd: project });
+      assertEquals(r.code, 1, r.stdout);
+      assertMatch(r.stderr, /^roster: Not writing through a symbolic link in a project/);
+    }
+    assertEquals(await Deno.readTextFile(victim), VICTIM);
+    assertEquals((await Deno.stat(victim)).mode! & 0o777, 0o644);
+  });
+
+  await t.step("the settings directory linked elsewhere: refused", async () => {
+    await using dir = await tempDir();
+    const { project, env } = await checkout(dir.path);
+    await Deno.mkdir(`${dir.path}/elsewhere`);
+    await Deno.symlink(`${dir.path}/elsewhere`, `${project}/.codex`);
+    const r = await roster(["hooks", "install", "--project", "codex"], { env, cwd: project });
+    assertEquals(r.code, 1);
+    assertMatch(r.stderr, /symbolic link in a project.*\.codex$/m);
+    assertEquals([...Deno.readDirSync(`${dir.path}/elsewhere`)], []);
+  });
+
+  await t.step(
+    "in the user's own home, a link of theirs to a file of theirs is followed",
+    async () => {
+      await using dir = await tempDir();
+      const home = `${dir.path}/home`;
+      await Deno.mkdir(`${home}/.claude`, { recursive: true });
+      await Deno.mkdir(`${dir.path}/dotfiles`);
+      await Deno.writeTextFile(`${dir.path}/dotfiles/claude.json`, "{}\n");
+      await Deno.symlink(`${dir.path}/dotfiles/claude.json`, `${home}/.claude/settings.json`);
+      const r = await roster(["hooks", "install", "claude"], { env: { HOME: home } });
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals((await Deno.lstat(`${home}/.claude/settings.json`)).isSymlink, true);
+      assertMatch(await Deno.readTextFile(`${dir.path}/dotfiles/claude.json`), /roster register/);
+    },
+  );
+});
+
+Deno.test("links planted in a loop at backup and temp names are never written through", async () => {
+  await using dir = await tempDir();
+  const { project, victim, env } = await checkout(dir.path);
+  const settings = `${project}/.claude/settings.json`;
+  await Deno.writeTextFile(settings, '{"a": 1}\n');
+  // A planter racing roster: links at every backup name and at temp names of the next pids.
+  const planter = new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      `const [s, v] = Deno.args.slice(0, 2);
+      for (;;) {
+        for (const n of ["", ".2", ".3"]) { try { Deno.symlinkSync(v, s + ".roster-backup" + n); } catch {} }
+        for (let p = 0; p < 50; p++) {
+          const name = s + "." + (Deno.pid + p) + ".1.tmp";
+          try { Deno.symlinkSync(v, name); } catch {}
+        }
+        await new Promise((ok) => setTimeout(ok, 1));
+      }`,
+      settings,
+      victim,
+    ],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    for (let round = 0; round < 6; round++) {
+      for (const action of ["install", "uninstall"]) {
+        const r = await roster(["hooks", action, "--project", "claude"], { env, cwd: project });
+        // Refusing is fine; writing through a link never is.
+        assertMatch(String(r.code), /^[01]$/, r.stderr);
+        assertEquals(await Deno.readTextFile(victim), VICTIM);
+        assertEquals((await Deno.stat(victim)).mode! & 0o777, 0o644);
+      }
+    }
+  } finally {
+    planter.kill("SIGKILL");
+    await planter.status;
+  }
+  assertEquals((await Deno.lstat(settings)).isFile, true);
+});
+
+Deno.test("a FIFO settings file never hangs hooks or doctor", async (t) => {
+  await using dir = await tempDir();
+  const { project, env } = await checkout(dir.path);
+  const fifo = `${project}/.claude/settings.json`;
+  const mk = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  assertEquals(mk.code, 0);
+  // The bound catches a hang only: each of these returns at once.
+  const timeoutMs = 60_000;
+  for (const args of [["install"], ["uninstall"], ["install", "--dry-run"]]) {
+    await t.step(`hooks ${args.join(" ")}`, async () => {
+      const r = await roster(["hooks", ...args, "--project", "claude"], {
+        env,
+        cwd: project,
+        timeoutMs,
+      });
+      assertEquals(r.code, 1, r.stderr);
+      assertMatch(r.stderr, /^roster: Cannot read the settings file: not a regular file: /);
+    });
+  }
+  await t.step("doctor in the project directory", async () => {
+    const r = await roster(["doctor", "--json", "--home", `${dir.path}/store`], {
+      env,
+      cwd: project,
+      timeoutMs,
+    });
+    const claude = JSON.parse(r.stdout).hooks.find((h: { path: string }) => h.path === fifo);
+    assertEquals(claude.state, "invalid");
+    assertMatch(claude.detail, /not a regular file/);
+  });
+});
+
+Deno.test("settings nested deeper than any real file: one clear error", async () => {
+  await using dir = await tempDir();
+  const home = `${dir.path}/home`;
+  await Deno.mkdir(`${home}/.claude`, { recursive: true });
+  const deep = `{"a": ${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
+  await Deno.writeTextFile(`${home}/.claude/settings.json`, deep);
+  for (const args of [["hooks", "install", "claude"], ["hooks", "uninstall", "claude"]]) {
+    const r = await roster(args, { env: { HOME: home } });
+    assertEquals(r.code, 1);
+    assertMatch(
+      r.stderr,
+      /^roster: Cannot merge into the settings file: not valid JSON \(nesting deeper than 100 levels at line 1, column \d+\): .*settings\.json\n$/,
+    );
+  }
+  assertEquals(await Deno.readTextFile(`${home}/.claude/settings.json`), deep);
+});
