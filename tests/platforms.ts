@@ -85,6 +85,8 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/cli/doctor_test.ts": "checks POSIX modes (chmod) and spawns sleep",
   "tests/cli/exec_test.ts": "runs sh children and POSIX signals",
   "tests/cli/hooks_install_test.ts": "settings files checked by POSIX mode",
+  "tests/cli/hooks_roundtrip_test.ts": "settings files checked by POSIX mode",
+  "tests/cli/hooks_hostile_test.ts": "symlinks, FIFOs (mkfifo) and POSIX modes",
   "tests/cli/list_output_test.ts": "spawns sleep as sessions",
   "tests/cli/ordered_test.ts": "finds the unlinked spill file through /proc/self/fd",
   "tests/cli/schema_test.ts": "spawns sleep as sessions",
