@@ -70,14 +70,37 @@ export function bareVerdict(probe: Probe): Verdict {
   return probeVerdict(probe) ?? RUNNING;
 }
 
-/** Pure: whether the process `identity` names still holds its pid on this host. */
+/**
+ * What a judgement asks of the process table: a probe of a pid, a comparison of start tokens,
+ * and, where a listing of the table proves a pid gone, that proof (process/types.ts
+ * exitedBefore).
+ */
+export interface ProcessLook {
+  probe(pid: number): Probe;
+  compareTokens(recorded: string, current: string): TokenMatch;
+  exitedBefore?(pid: number, startToken: string): boolean;
+}
+
+const NO_SESSIONS: ReadonlySet<string> = new Set();
+
+/**
+ * Pure: whether the process `identity` names still holds its pid on this host, the one
+ * decision (LivenessJudge.verdict is this with its cache; the liveness matrix tests it). A pid
+ * the listing proves gone is not probed: dead is for good. `declared`: the session ids the
+ * caller's harness declares (ownSessionVerdict).
+ */
 export function judgeLiveness(
-  identity: ProcessIdentity,
+  identity: ProcessIdentity & { session_id?: string | null },
   here: HostIdentity,
-  probe: () => Probe,
-  compareTokens: (recorded: string, current: string) => TokenMatch,
+  look: ProcessLook,
+  declared: ReadonlySet<string> = NO_SESSIONS,
 ): Verdict {
-  return placeVerdict(identity, here) ?? processVerdict(identity, probe(), compareTokens);
+  const token = identity.start_token;
+  const judged = placeVerdict(identity, here) ??
+    (token !== null && look.exitedBefore?.(identity.session_pid, token) === true
+      ? EXITED
+      : processVerdict(identity, look.probe(identity.session_pid), look.compareTokens));
+  return ownSessionVerdict(judged, identity.session_id, declared);
 }
 
 /**
@@ -137,7 +160,9 @@ const PROBE_CACHE_LIMIT = 4096;
 /** Judges many identities against one backend, probing each pid at most once per call. */
 export class LivenessJudge {
   readonly #probes = new Map<number, Probe>();
-  readonly #compare = (a: string, b: string) => this.backend.compareTokens(a, b);
+  /** The process table as judgeLiveness looks at it: through this judge's cache, or afresh. */
+  readonly #cached = this.#look(false);
+  readonly #fresh = this.#look(true);
   /**
    * `declared`: the session ids the caller's harness declares to it (its own session and the
    * ones it runs inside), for ownSessionVerdict.
@@ -150,15 +175,15 @@ export class LivenessJudge {
 
   /** The verdict on `identity`; `fresh` probes again rather than reuse this call's answer. */
   verdict(identity: ProcessIdentity & { session_id?: string | null }, fresh = false): Verdict {
-    // judgeLiveness's two halves called directly: no closures made per record.
-    // A pid the process table's listing proves gone is not probed: dead is for good, so the
-    // answer holds for a fresh probe too (process/types.ts exitedBefore).
-    const token = identity.start_token;
-    const judged = placeVerdict(identity, this.here) ??
-      (token !== null && this.backend.exitedBefore?.(identity.session_pid, token) === true
-        ? EXITED
-        : processVerdict(identity, this.probe(identity.session_pid, fresh), this.#compare));
-    return ownSessionVerdict(judged, identity.session_id, this.declared);
+    return judgeLiveness(identity, this.here, fresh ? this.#fresh : this.#cached, this.declared);
+  }
+
+  #look(fresh: boolean): ProcessLook {
+    return {
+      probe: (pid) => this.probe(pid, fresh),
+      compareTokens: (a, b) => this.backend.compareTokens(a, b),
+      exitedBefore: (pid, token) => this.backend.exitedBefore?.(pid, token) === true,
+    };
   }
 
   /** The backend, with probes going through this judge's cache (one read per pid a call). */

@@ -18,7 +18,7 @@ const info = (over: Partial<ProcessInfo> = {}): ProcessInfo => ({
 const rec = { host: "h", boot_id: "B1", start_token: "T1" as string | null, session_pid: 10 };
 const here: HostIdentity = { host: "h", bootId: "B1" };
 const run = (r: typeof rec, p: Probe, h = here, cmp = exactTokens) =>
-  judgeLiveness(r, h, () => p, cmp);
+  judgeLiveness(r, h, { probe: () => p, compareTokens: cmp });
 const exists = (o?: Partial<ProcessInfo>): Probe => ({ kind: "exists", info: info(o) });
 
 Deno.test("liveness matrix", async (t) => {
@@ -69,10 +69,13 @@ Deno.test("liveness matrix", async (t) => {
   );
   await t.step("other host is unknown and never probed", () => {
     let probed = false;
-    const v = judgeLiveness(rec, { host: "other", bootId: "B1" }, () => {
-      probed = true;
-      return { kind: "gone" };
-    }, exactTokens);
+    const v = judgeLiveness(rec, { host: "other", bootId: "B1" }, {
+      probe: () => {
+        probed = true;
+        return { kind: "gone" };
+      },
+      compareTokens: exactTokens,
+    });
     assertEquals(v, { liveness: "unknown", reason: "other-host" });
     assertEquals(probed, false);
   });
@@ -94,13 +97,62 @@ Deno.test("liveness matrix", async (t) => {
         ],
       ];
       for (const [r, h, reason] of cases) {
-        const v = judgeLiveness({ ...rec, ...r }, { ...here, ...h }, () => {
-          throw new Error("probed");
-        }, exactTokens);
+        const v = judgeLiveness({ ...rec, ...r }, { ...here, ...h }, {
+          probe: () => {
+            throw new Error("probed");
+          },
+          compareTokens: exactTokens,
+        });
         assertEquals(v, { liveness: "unknown", reason });
       }
     },
   );
+  await t.step("a pid the listing proves gone is exited, never probed", () => {
+    const look = {
+      probe: (): Probe => {
+        throw new Error("probed");
+      },
+      compareTokens: exactTokens,
+      exitedBefore: (pid: number, token: string) => pid === 10 && token === "T1",
+    };
+    assertEquals(judgeLiveness(rec, here, look), { liveness: "dead", reason: "exited" });
+  });
+  await t.step("the judge's verdict is judgeLiveness's, for every row of the matrix", () => {
+    const probes: Probe[] = [
+      exists(),
+      exists({ startToken: "T2" }),
+      exists({ startToken: null }),
+      exists({ zombie: true }),
+      { kind: "gone" },
+      { kind: "unsupported" },
+    ];
+    const records = [rec, { ...rec, start_token: null }, { ...rec, boot_id: "B0" }];
+    for (const p of probes) {
+      const backend = { probe: () => p, compareTokens: exactTokens } as unknown as ProcessBackend;
+      for (const r of records) {
+        assertEquals(
+          new LivenessJudge(backend, here).verdict(r),
+          run(r, p),
+          JSON.stringify([r, p]),
+        );
+      }
+    }
+    const other = { ...rec, pid_ns: "pid:[1]", session_id: "s1" };
+    const there = { ...here, pidNs: "pid:[2]" };
+    const backend = {
+      probe: () => exists(),
+      compareTokens: exactTokens,
+    } as unknown as ProcessBackend;
+    assertEquals(
+      new LivenessJudge(backend, there, new Set(["s1"])).verdict(other),
+      judgeLiveness(
+        other,
+        there,
+        { probe: () => exists(), compareTokens: exactTokens },
+        new Set(["s1"]),
+      ),
+    );
+  });
   await t.step("seen from another pid namespace, the caller's declared session is its own", () => {
     const other = { liveness: "unknown", reason: "other-pid-ns" } as const;
     const declared = new Set(["s1"]);
