@@ -7,6 +7,7 @@
 import { EXIT } from "../../exit.ts";
 import { readJson } from "../../fs/read.ts";
 import { hookFiles, type HookReport, inspectHooks } from "../../hooks/install.ts";
+import { fireProblems } from "../../hooks/fire.ts";
 import { HOOK_HARNESSES } from "../../hooks/recipes.ts";
 import { CONFIG_FILE, defaultLedger } from "../../continuation/ledger.ts";
 import { modeOf } from "../../continuation/schema.ts";
@@ -132,10 +133,21 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
   // The reader is careful with every file (a hostile one is a malformed row), so a home with
   // a problem is still counted.
   if (exists && homeProblem !== "not a directory") {
-    forEachRow(resolved.path, judge, (row) => {
-      store[row.liveness]++;
-      if (row.malformed) store.malformed++;
-    });
+    try {
+      forEachRow(resolved.path, judge, (row) => {
+        store[row.liveness]++;
+        if (row.malformed) store.malformed++;
+      });
+    } catch (err) {
+      // The rest of the report still helps: the store's problem is one of its lines.
+      problems.push({
+        what: `The store cannot be read: ${(err as Error).message}`,
+        advice: homeProblem === null
+          ? `ls -ld ${resolved.path} ${resolved.path}/sessions (it must be yours, mode 700), ` +
+            `or pass --home DIR (or set ROSTER_HOME) to a directory of your own`
+          : "Pass --home DIR (or set ROSTER_HOME) to a directory of your own",
+      });
+    }
   }
   if (store.malformed > 0) {
     problems.push({
@@ -176,6 +188,11 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
   const user = Deno.env.get(Deno.build.os === "windows" ? "USERPROFILE" : "HOME") || null;
   const hooks = HOOK_HARNESSES.flatMap((h) => hookFiles(h, user, Deno.cwd())).map(inspectHooks);
   for (const h of hooks) problems.push(...hookProblems(h));
+  problems.push(...fireProblems(hooks, {
+    PATH: Deno.env.get("PATH"),
+    CODEX_HOME: Deno.env.get("CODEX_HOME"),
+    HOME: user ?? undefined,
+  }));
 
   const report = {
     ok: problems.length === 0,

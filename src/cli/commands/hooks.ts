@@ -78,6 +78,14 @@ export function run(ctx: Context, args: Parsed): number {
             : ""
         ),
     );
+    if (h === "codex" && action === "install" && change.changed) {
+      // Codex 0.169 runs a hook only once a person trusted it; codex exec skips it silently.
+      ctx.out(
+        "Codex runs these hooks only once you trust them: start codex in a terminal and choose " +
+          '"Trust all and continue" at "Hooks need review" (codex exec skips untrusted hooks ' +
+          "silently; in CI: codex exec --dangerously-bypass-hook-trust). roster doctor checks.",
+      );
+    }
   }
   return 0;
 }
