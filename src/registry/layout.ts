@@ -122,14 +122,14 @@ export function dirHost(dirName: string): string {
   return at === -1 ? dirName : dirName.slice(0, at);
 }
 
-/** The path of a host directory by its name (hostDirName). */
-export function hostDirPath(home: string, dirName: string): string {
+/** The path of a place's directory by its name (placeDirName, or the older hostDirName). */
+export function placeDirPath(home: string, dirName: string): string {
   return join(sessionsDir(home), dirName);
 }
 
 /** The path of `host`'s host directory. */
 export function hostDir(home: string, host: string): string {
-  return hostDirPath(home, hostDirName(host));
+  return placeDirPath(home, hostDirName(host));
 }
 
 /**

@@ -10,11 +10,11 @@ import { withLock } from "../fs/flock.ts";
 import { removeQuietly } from "../fs/write.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { pause } from "../pause.ts";
-import { dirHost, hostDirPath, storedPid, TEMP_NAME } from "./layout.ts";
+import { dirHost, placeDirPath, storedPid, TEMP_NAME } from "./layout.ts";
 import { pruneAction } from "./lifecycle.ts";
 import type { SessionLink } from "./record.ts";
 import type { Row } from "./row.ts";
-import { type Entry, entryOf, listHostDirs, openStore, toRow } from "./store.ts";
+import { type Entry, entryOf, listPlaceDirs, openStore, toRow } from "./store.ts";
 import { rewriteSweep } from "./sweep.ts";
 
 /** What join() puts between a directory and its entry (a record's path is built per row). */
@@ -33,9 +33,9 @@ function readEntryAt(dir: DirStream, dirName: string, name: string): Entry | nul
   return file === null ? null : entryOf([dir.path, name].join(SEP), pid, dirName, file);
 }
 
-/** A checked host directory opened for streaming; null when it is not there (any more). */
-function openHostDir(root: string, dirName: string): DirStream | null {
-  const path = hostDirPath(root, dirName);
+/** A checked place directory opened for streaming; null when it is not there (any more). */
+function openPlaceDir(root: string, dirName: string): DirStream | null {
+  const path = placeDirPath(root, dirName);
   try {
     return openDirStream(path);
   } catch (err) {
@@ -65,8 +65,8 @@ export function* streamRows(
 ): Generator<Row, void, undefined> {
   const root = openStore(home, false);
   if (root === null) return;
-  for (const dirName of listHostDirs(root)) {
-    const dir = openHostDir(root, dirName);
+  for (const dirName of listPlaceDirs(root)) {
+    const dir = openPlaceDir(root, dirName);
     if (dir === null) continue;
     try {
       for (let e = dir.next(); e !== null; e = dir.next()) {
@@ -126,8 +126,8 @@ export async function prune(
   const counts: PruneCounts = { dead_removed: 0, unknown_removed: 0, kept: 0, held: 0, parked: 0 };
   const root = openStore(home, false);
   let paused = false;
-  for (const dirName of root === null ? [] : listHostDirs(root)) {
-    const dir = openHostDir(root!, dirName);
+  for (const dirName of root === null ? [] : listPlaceDirs(root)) {
+    const dir = openPlaceDir(root!, dirName);
     if (dir === null) continue;
     // Every record kept, for the sweep queue: its name, not its row.
     const kept: string[] = [];

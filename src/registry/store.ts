@@ -134,10 +134,10 @@ export function placeDirsIn(root: string | null, host: string, judge: LivenessJu
 }
 
 /**
- * The names of the host directories under the checked store's sessions/. Each must be the
+ * The names of the place directories under the checked store's sessions/. Each must be the
  * caller's own real directory: a link or another user's directory there is refused.
  */
-export function listHostDirs(root: string): string[] {
+export function listPlaceDirs(root: string): string[] {
   const sessions = sessionsDir(root);
   const names: string[] = [];
   try {
