@@ -28,6 +28,7 @@ const REASON = {
     "own-session",
     "other-host",
     "other-pid-ns",
+    "foreign-proc",
     "unverifiable",
     "unsupported",
     "malformed",

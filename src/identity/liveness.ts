@@ -27,6 +27,11 @@ export type Reason =
   | "other-host"
   /** The same machine, another pid namespace: its pids mean nothing from here. */
   | "other-pid-ns"
+  /**
+   * The /proc in view is another pid namespace's (process/types.ts procForeign): the record's
+   * pid is this namespace's, and nothing here can probe it.
+   */
+  | "foreign-proc"
   | "unverifiable"
   | "unsupported"
   | "malformed";
@@ -53,6 +58,7 @@ const RUNNING = verdict("alive", "running");
 const PID_ONLY = verdict("alive", "pid-only");
 const PID_REUSED = verdict("dead", "pid-reused");
 const UNVERIFIABLE = verdict("unknown", "unverifiable");
+const FOREIGN_PROC = verdict("unknown", "foreign-proc");
 
 /**
  * What a probe alone says of a pid: exited, unsupported or zombie; null when a live process
@@ -79,6 +85,8 @@ export interface ProcessLook {
   probe(pid: number): Probe;
   compareTokens(recorded: string, current: string): TokenMatch;
   exitedBefore?(pid: number, startToken: string): boolean;
+  /** The process table in view is another pid namespace's (ProcessBackend.procForeign). */
+  procForeign?(): boolean;
 }
 
 const NO_SESSIONS: ReadonlySet<string> = new Set();
@@ -97,7 +105,9 @@ export function judgeLiveness(
 ): Verdict {
   const token = identity.start_token;
   const judged = placeVerdict(identity, here) ??
-    (token !== null && look.exitedBefore?.(identity.session_pid, token) === true
+    (look.procForeign?.() === true
+      ? FOREIGN_PROC
+      : token !== null && look.exitedBefore?.(identity.session_pid, token) === true
       ? EXITED
       : processVerdict(identity, look.probe(identity.session_pid), look.compareTokens));
   return ownSessionVerdict(judged, identity.session_id, declared);
@@ -183,6 +193,7 @@ export class LivenessJudge {
       probe: (pid) => this.probe(pid, fresh),
       compareTokens: (a, b) => this.backend.compareTokens(a, b),
       exitedBefore: (pid, token) => this.backend.exitedBefore?.(pid, token) === true,
+      procForeign: () => this.backend.procForeign?.() === true,
     };
   }
 

@@ -85,6 +85,24 @@ export function procMayHide(mountinfo: string, mountPoint = "/proc"): boolean {
   return verdict;
 }
 
+/**
+ * Pure: whether a /proc shows the reader's own pid namespace, from what it says of the reader
+ * (`pid`, getpid(2)): `self`, the link /proc/self (the reader's pid in the namespace the proc
+ * was mounted for; null where the reader is not in that namespace at all, which a proc mounted
+ * for a child namespace shows), and /proc/self/status (null: unreadable). Its NSpid line lists
+ * the reader's pid in each namespace from the mount's down to the reader's own, so one entry
+ * proves the mount is the reader's: more is an ancestor's (`nsenter -p` or `unshare -p` without
+ * a /proc of its own). A kernel before 4.1 writes no NSpid: then `self` is all there is.
+ * Anything else proves nothing, and a /proc that is not proven the reader's is not trusted.
+ */
+export function procShowsOwnNs(self: string | null, status: string | null, pid: number): boolean {
+  if (self !== String(pid) || status === null) return false;
+  const m = /^NSpid:[ \t]*([^\n]*)$/m.exec(status);
+  if (m === null) return /^Pid:[ \t]*(\d+)[ \t]*$/m.exec(status)?.[1] === self;
+  const ids = m[1].trim().split(/[ \t]+/);
+  return ids.length === 1 && ids[0] === self;
+}
+
 /** Tgid and Threads from /proc/<pid>/status; null fields where absent. */
 export function parseStatus(text: string): { tgid: number | null; threads: number | null } {
   const tgid = /^Tgid:\s*(\d+)$/m.exec(text);
@@ -265,6 +283,18 @@ function latin1OrUtf8(buf: Uint8Array, from: number, to: number): string {
 
 /** One answer for every gone pid: `list` probes thousands, and none needs its own object. */
 const GONE: Probe = Object.freeze({ kind: "gone" });
+const UNSUPPORTED: Probe = Object.freeze({ kind: "unsupported" });
+
+/** procShowsOwnNs of the /proc at `procRoot`, as this process sees it. */
+function readOwnProc(procRoot: string): boolean {
+  let self: string | null = null;
+  let status: string | null = null;
+  try {
+    self = Deno.readLinkSync(`${procRoot}/self`);
+    status = Deno.readTextFileSync(`${procRoot}/self/status`);
+  } catch { /* not shown: not proven */ }
+  return procShowsOwnNs(self, status, Deno.pid);
+}
 
 interface LazyReads {
   btime(): number | null;
@@ -308,8 +338,22 @@ class LinuxProcess implements ProcessInfo {
   }
 }
 
-export function linuxBackend(procRoot = "/proc") {
+/**
+ * The Linux backend over `procRoot`. `ownProc` says whether that /proc shows this process's own
+ * pid namespace (procShowsOwnNs; asked once, at the first probe); where it does not, its pids
+ * are another namespace's: no probe answers, no command is read, nothing is listed.
+ */
+export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
   let bootIdCache: string | null | undefined;
+  let foreignCache: boolean | undefined;
+
+  /** Whether this /proc is not shown to be this process's namespace's (read once per call). */
+  function procForeign(): boolean {
+    if (foreignCache === undefined) {
+      foreignCache = !(ownProc ?? (() => readOwnProc(procRoot)))();
+    }
+    return foreignCache;
+  }
   let btimeCache: number | null | undefined;
 
   function btime(): number | null {
@@ -395,6 +439,7 @@ export function linuxBackend(procRoot = "/proc") {
 
   function exitedBefore(pid: number, token: string): boolean {
     if (snapshot === undefined) {
+      if (procForeign()) return false;
       // loadavg is read only once LISTING_AFTER gone pids make a listing worth weighing.
       if (gone < (listAt ?? LISTING_AFTER) || gone < (listAt ??= listingThreshold())) return false;
       snapshot = listing();
@@ -465,6 +510,8 @@ export function linuxBackend(procRoot = "/proc") {
   function probe(pid: number): Probe {
     // kill(0, 0) and kill(-1, 0) would probe process groups, not a process.
     if (!isPid(pid, Number.MAX_SAFE_INTEGER)) return GONE;
+    // Another namespace's pids: whatever holds this number there says nothing of it here.
+    if (procForeign()) return UNSUPPORTED;
     const read = readStat(pid);
     if (typeof read === "number" && read < 0) {
       const errno = -read;
@@ -520,6 +567,7 @@ export function linuxBackend(procRoot = "/proc") {
   function command(pid: number): ProcessCommand {
     let exe: string | null = null;
     let argv: string[] | null = null;
+    if (procForeign()) return { exe, argv };
     try {
       exe = Deno.readLinkSync(`${procRoot}/${pid}/exe`);
       if (exe.endsWith(" (deleted)")) exe = exe.slice(0, -" (deleted)".length);
@@ -565,6 +613,7 @@ export function linuxBackend(procRoot = "/proc") {
     bootId,
     machineId,
     pidNamespace,
+    procForeign,
     command,
     exitedBefore,
     compareTokens: exactTokens,

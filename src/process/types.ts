@@ -47,6 +47,12 @@ export interface ProcessBackend {
   machineId?(): string | null;
   /** Identifies the pid namespace (Linux `pid:[N]`); absent or null where there is none. */
   pidNamespace?(): string | null;
+  /**
+   * True where the process table in view is another pid namespace's than this process's (Linux:
+   * a /proc mounted for an ancestor or a child namespace, as `nsenter -p` or `unshare -p`
+   * without a /proc of their own leave): every probe then says `unsupported`. Absent elsewhere.
+   */
+  procForeign?(): boolean;
   command(pid: number): ProcessCommand;
   /**
    * True only where the process that held `pid` under start token `token` is known to have

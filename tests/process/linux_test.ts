@@ -187,7 +187,7 @@ Deno.test("linuxBackend with an injected /proc root", async (t) => {
   Deno.writeTextFileSync(`${p}/stat`, "btime 1000\n");
   Deno.mkdirSync(`${p}/sys/kernel/random`, { recursive: true });
   Deno.writeTextFileSync(`${p}/sys/kernel/random/boot_id`, "abc\n");
-  const b = linuxBackend(p);
+  const b = linuxBackend(p, () => true);
   await t.step("decodes a fixture process", () => {
     const r = b.probe(4242);
     assert(r.kind === "exists");

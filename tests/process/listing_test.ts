@@ -82,7 +82,7 @@ function probeGone(b: ReturnType<typeof linuxBackend>, count: number, from = 900
 
 Deno.test({ name: "exitedBefore over a fixture /proc", ignore: NO_LIBC }, async (t) => {
   await using root = await fixtureProc([100, 200]);
-  const b = linuxBackend(root.path);
+  const b = linuxBackend(root.path, () => true);
   await t.step("no listing before LISTING_AFTER gone pids", () => {
     probeGone(b, LISTING_AFTER - 1);
     assertEquals(b.exitedBefore(300, "10"), false);
@@ -123,7 +123,7 @@ Deno.test({
 }, async () => {
   await using root = await fixtureProc([100]);
   Deno.writeTextFileSync(`${root.path}/loadavg`, "9.00 9.00 9.00 3/2000 99999\n");
-  const b = linuxBackend(root.path);
+  const b = linuxBackend(root.path, () => true);
   probeGone(b, LISTING_AFTER);
   assertEquals(b.exitedBefore(300, "10"), false);
   probeGone(b, 999 - LISTING_AFTER, 700_000);
@@ -150,7 +150,7 @@ Deno.test({ name: "no listing where /proc may hide processes", ignore: NO_LIBC }
     await t.step(label, async () => {
       await using root = await fixtureProc([100]);
       spoil(root.path);
-      const b = linuxBackend(root.path);
+      const b = linuxBackend(root.path, () => true);
       probeGone(b, LISTING_AFTER + 10);
       assertEquals(b.exitedBefore(300, "10"), false);
     });
