@@ -9,7 +9,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { canUnsharePid } from "../pidns.ts";
 import { cleanEnv, cliArgs, run, spawnSleeper, tempDir } from "../helpers.ts";
-const procShowsOwnNs = (..._a: unknown[]) => false;
+import { procShowsOwnNs } from "../../src/process/linux.ts";
 
 interface JsonRow {
   session_pid: number;
