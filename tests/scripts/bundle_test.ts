@@ -208,26 +208,6 @@ Deno.test({
       await same(["unregister", "--pid", `${session.pid}`, "--quiet", ...h], [3, 0]);
     });
 
-    await t.step("the README's install line for the bundle installs a working roster", async () => {
-      const readme = Deno.readTextFileSync(`${ROOT}README.md`);
-      const line = readme.match(/^scripts\/deno (install -g .* dist\/bundle\/main\.js)$/m);
-      assert(line, "README names `scripts/deno install -g ... dist/bundle/main.js`");
-      // This test's bundle, not the checkout's dist/ (which a test must not write).
-      const args = line[1].split(/\s+/).map((a) =>
-        a === "dist/bundle/main.js" ? `${b}/${ENTRY}` : a
-      );
-      const root = `${home.path}/install`;
-      const r = await run(
-        Deno.execPath(),
-        [...args.slice(0, 2), "--root", root, ...args.slice(2)],
-        env(),
-      );
-      assertEquals(r.code, 0, r.stderr);
-      const v = await run(`${root}/bin/roster`, ["check", `${other.pid}`, ...h], env());
-      const src = await run(Deno.execPath(), cliArgs(["check", `${other.pid}`, ...h]), env());
-      assertEquals([v.code, v.stdout, v.stderr], [src.code, src.stdout, src.stderr]);
-    });
-
     await t.step(
       "check reads main.js, its own chunks and Linux's, no other command's",
       async () => {

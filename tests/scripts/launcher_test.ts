@@ -98,29 +98,81 @@ Deno.test("scripts/deno fetches the pinned Deno from npm when none is installed"
     assertMatch(r.stdout, /^roster \S+: a host-local registry/);
   });
 
-  await t.step("the README's install command puts a working roster on PATH", async () => {
-    const readme = await Deno.readTextFile(`${ROOT}README.md`);
-    const line = readme.match(/^scripts\/deno (install -g .*)$/m);
-    assert(line, "README names `scripts/deno install -g ...`");
-    const root = `${dir.path}/root`;
-    const args = line[1].split(/\s+/);
-    const r = await run(
-      LAUNCHER,
-      [...args.slice(0, 2), "--root", root, ...args.slice(2)],
-      env,
-      ROOT,
-    );
-    assertEquals(r.code, 0, r.stderr);
-    // The installed script runs `deno`: the fetched one, by PATH.
-    const fetched = (await run(LAUNCHER, ["eval", "console.log(Deno.execPath())"], env)).stdout
-      .trim();
-    const bin = `${dir.path}/bin-installed`;
-    await Deno.mkdir(bin);
-    await Deno.symlink(fetched, `${bin}/deno`);
-    const v = await run(`${root}/bin/roster`, ["--version"], { ...env, PATH: `${bin}:${path}` });
-    assertEquals(v.code, 0, v.stderr);
-    assertMatch(v.stdout, /^roster \d+\.\d+\.\d+/);
+  await t.step("the README's install lines work with an empty HOME and only npm", async (t) => {
+    // Nothing in HOME, no deno on PATH, no cache named: the pinned Deno comes from npm into
+    // the empty HOME's cache. Only npm's own download cache is the user's (it makes this fast).
+    const clone = `${dir.path}/clone`;
+    const readme = await Deno.readTextFile(`${clone}/README.md`);
+    const lines = [...readme.matchAll(/^(scripts\/install_from_source\.sh(?: --bundle)?)\s/gm)]
+      .map((m) => m[1]);
+    assertEquals(lines, [
+      "scripts/install_from_source.sh",
+      "scripts/install_from_source.sh --bundle",
+    ]);
+    for (const line of lines) {
+      await t.step(line, async () => {
+        const home = await Deno.makeTempDir({ dir: dir.path, prefix: "home-" });
+        const bare: Record<string, string> = { ...env, HOME: home };
+        delete bare.ROSTER_DENO_CACHE;
+        const r = await run("sh", ["-c", line], bare, clone);
+        assertEquals(r.code, 0, r.stderr);
+        const bin = `${home}/.local/bin`;
+        assertMatch(r.stdout, new RegExp(`^Installed ${bin}/roster$`, "m"));
+        // Not on PATH: the hint says how.
+        assertMatch(r.stdout, new RegExp(`^  export PATH="${bin}:\\$PATH"$`, "m"));
+        const v = await run(`${bin}/roster`, ["--version"], bare);
+        assertEquals(v.code, 0, v.stderr);
+        assertMatch(v.stdout, /^roster \d+\.\d+\.\d+/);
+        // It runs the Deno fetched into the empty HOME, by its path, not a `deno` from PATH.
+        const fetched =
+          (await run(`${clone}/scripts/deno`, ["eval", "console.log(Deno.execPath())"], bare))
+            .stdout.trim();
+        assert(fetched.startsWith(`${home}/.cache/roster/`), fetched);
+        if (line.endsWith("--bundle")) {
+          assertMatch(
+            Deno.readTextFileSync(`${bin}/roster`),
+            new RegExp(`^exec '${fetched}' run `, "m"),
+          );
+        } else {
+          assertEquals(
+            Deno.realPathSync(`${bin}/roster`),
+            `${Deno.realPathSync(clone)}/scripts/roster`,
+          );
+        }
+        // Again, with the directory on PATH: no hint.
+        const again = await run("sh", ["-c", line], { ...bare, PATH: `${bin}:${path}` }, clone);
+        assertEquals(again.code, 0, again.stderr);
+        assert(!again.stdout.includes("export PATH"), again.stdout);
+      });
+    }
   });
+});
+
+Deno.test("scripts/roster starts Deno once a call: a deno on PATH is asked its version once", async () => {
+  await using dir = await tempDir("roster-once-");
+  const log = `${dir.path}/starts`;
+  const wrapper = (note: string) =>
+    `#!/bin/sh\n# ${note}\necho "$1" >>'${log}'\nexec '${Deno.execPath()}' "$@"\n`;
+  const bin = await pathWithout(`${dir.path}/bin`, ["deno"], { deno: wrapper("first") });
+  const env = {
+    ...cleanEnv(),
+    NO_COLOR: "1",
+    PATH: bin,
+    ROSTER_DENO_CACHE: `${dir.path}/cache`,
+  };
+  const calls = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const r = await run(`${ROOT}scripts/roster`, ["--version"], env);
+      assertEquals(r.code, 0, r.stderr);
+    }
+    const starts = Deno.readTextFileSync(log).trim().split("\n");
+    Deno.removeSync(log);
+    return starts;
+  };
+  assertEquals(await calls(3), ["--version", "run", "run", "run"]);
+  // Another deno in its place (another size) is asked again, once.
+  Deno.writeTextFileSync(`${bin}/deno`, wrapper("second, longer"));
+  assertEquals(await calls(2), ["--version", "run", "run"]);
 });
 
 Deno.test("scripts/deno without Deno and without npm names what to install", async () => {
@@ -158,16 +210,16 @@ Deno.test("deno task roster records the caller's directory, not the checkout's",
   assertEquals(JSON.parse(r.stdout).cwd, Deno.realPathSync(dir.path));
 });
 
-Deno.test("scripts/roster, linked onto PATH as the README says, runs from a deleted directory", async (t) => {
+Deno.test("scripts/roster, installed by scripts/install_from_source.sh, runs from a deleted directory", async (t) => {
   await using dir = await tempDir("roster-link-");
   await using sleeper = spawnSleeper();
-  const readme = await Deno.readTextFile(`${ROOT}README.md`);
-  const line = readme.match(/^ln -s "\$PWD\/(scripts\/roster)" ~\/\.local\/bin\/roster$/m);
-  assert(line, 'README names `ln -s "$PWD/scripts/roster" ~/.local/bin/roster`');
   const bin = `${dir.path}/bin`;
-  await Deno.mkdir(bin);
-  await Deno.symlink(`${ROOT}${line[1]}`, `${bin}/roster`);
   const env = { ...cleanEnv(), NO_COLOR: "1", PATH: `${bin}:${Deno.env.get("PATH")}` };
+  const installed = await run(`${ROOT}scripts/install_from_source.sh`, [], {
+    ...env,
+    ROSTER_INSTALL: bin,
+  });
+  assertEquals(installed.code, 0, installed.stderr);
   const home = `${dir.path}/home`;
   const project = `${dir.path}/project`;
 
