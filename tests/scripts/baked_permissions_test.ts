@@ -67,6 +67,8 @@ function calls(home: string, live: number, dead: number, facts: string): Call[] 
     },
     { args: ["continuation-decline", "--key", "k", ...h] },
     { args: ["continuation-clean", "--dry-run", ...h] },
+    // restore relaunches in tmux: the plan only (--dry-run), which still reads the panes.
+    { args: ["restore", "--dry-run", ...h], env: pane },
     { args: ["exec", "--session-id", "E1", ...h, "--", "sh", "-c", "exit 0"] },
     { args: ["unregister", "--pid", String(live), ...h] },
     { args: ["prune", ...h] },
