@@ -121,6 +121,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/scripts/baked_permissions_test.ts":
     "each OS's code paths under its binary's flags, run on Linux (tests/cli/as_os.ts)",
   "tests/scripts/ci_under_load_test.ts": "the load drill is a bash script over /proc",
+  "tests/reliability/foreign_proc_test.ts": "pid namespaces and /proc mounts (nsenter, unshare)",
   "tests/scripts/ci_stages_test.ts": "the stage runner: setsid process groups, /proc environments",
   "tests/registry/seams_test.ts": "spawns sleep as sessions, read through /proc",
   "tests/scripts/architecture_test.ts": "copies the tree and checks it by Unix paths",
