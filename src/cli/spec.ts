@@ -40,6 +40,8 @@ export interface CommandSpec {
     min: number;
     max: number;
     choices?: readonly string[];
+    /** The words each position takes, where they differ by position (completions offer them). */
+    each?: readonly (readonly string[])[];
     usage?: string;
     /** After the first positional every argument is positional, flags too (exec's command). */
     rest?: boolean;
@@ -574,6 +576,7 @@ export const COMMANDS: CommandSpec[] = [
       name: "ACTION HARNESS",
       min: 2,
       max: 2,
+      each: [["install", "uninstall", "show"], ["claude", "codex", "pi", "gemini"]],
       usage: "install|uninstall|show claude|codex|pi|gemini",
     },
     details: "install merges the recipe into the settings file next to every other hook, " +

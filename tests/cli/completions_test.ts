@@ -6,6 +6,7 @@
 import { assert, assertEquals, assertMatch, assertThrows } from "../assert.ts";
 import { HANG_MS, installed, isFile, roster, tempDir } from "../helpers.ts";
 import { buildModel, script, type Shell, SHELLS } from "../../src/cli/completions.ts";
+import { SCHEMAS } from "../../src/cli/schemas.ts";
 import { COMMANDS, type CommandSpec, GLOBAL_FLAGS } from "../../src/cli/spec.ts";
 
 const sq = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -102,6 +103,16 @@ const CASES: [line: string, offered: string[]][] = [
   ]],
   ["roster continuation-plan --cause ", ["hard", "signal"]],
   ["roster register --pid ", []],
+  // Positional arguments, by position (issue 27 item 3).
+  ["roster hooks ", ["install", "show", "uninstall"]],
+  ["roster hooks install ", ["claude", "codex", "gemini", "pi"]],
+  ["roster hooks install --project ", ["claude", "codex", "gemini", "pi"]],
+  ["roster --home /tmp hooks un", ["uninstall"]],
+  ["roster hooks install claude ", []],
+  ["roster schema ", Object.keys(SCHEMAS)],
+  ["roster schema do", Object.keys(SCHEMAS).filter((n) => n.startsWith("do"))],
+  ["roster help ", COMMANDS.map((c) => c.name)],
+  ["roster continuation-mode ", ["dry-run", "off", "on"]],
 ];
 
 const sorted = (a: string[]) => [...new Set(a)].sort();
@@ -279,4 +290,10 @@ Deno.test({
 
 Deno.test("every shell the command accepts has a generator", () => {
   for (const shell of SHELLS as readonly Shell[]) assertMatch(script(shell), /roster/);
+});
+
+Deno.test("the table's hooks positionals are the harnesses hooks knows", async () => {
+  const { HOOK_HARNESSES } = await import("../../src/hooks/recipes.ts");
+  const hooks = COMMANDS.find((c) => c.name === "hooks")!;
+  assertEquals(hooks.positionals?.each?.[1], HOOK_HARNESSES);
 });
