@@ -12,8 +12,8 @@ export const TEMP_SUFFIX = String.raw`\.[0-9]+\.[0-9a-z]+\.tmp`;
 
 /**
  * Writes a file atomically: a fresh temp file in the same directory (created exclusively,
- * 0600 unless `mode` says otherwise), flushed to disk unless `durable` is false, then renamed
- * over the target.
+ * with `mode`, 0600 unless it says otherwise), flushed to disk unless `durable` is false, then
+ * renamed over the target.
  * On any failure the temp file is removed and the old file is untouched.
  */
 export function writeAtomic(
@@ -23,11 +23,8 @@ export function writeAtomic(
   beforeRename?: () => void,
   mode = 0o600,
 ) {
-  const tmp = writeTemp(path, data, durable);
+  const tmp = writeTemp(path, data, durable, mode);
   try {
-    // Set on the temp file, before the rename, so the file never appears with another mode
-    // (creation's mode is narrowed by the umask).
-    if (mode !== 0o600 && Deno.build.os !== "windows") Deno.chmodSync(tmp, mode);
     beforeRename?.();
     Deno.renameSync(tmp, path);
   } catch (err) {
@@ -38,14 +35,20 @@ export function writeAtomic(
 
 let tempCounter = 0;
 
-/** Writes `data` to a fresh temp file beside `path` (0600, exclusive) and returns its name. */
-function writeTemp(path: string, data: string, durable: boolean): string {
+/**
+ * Writes `data` to a fresh temp file beside `path` and returns its name. The file is created
+ * O_CREAT|O_EXCL (createNew), which never follows a link at the name, with its final `mode`
+ * (the umask cleared for the open: a mode set afterwards by path would follow a link another
+ * user swapped in at the temp name of a shared directory, issue 24 item 2), so nothing is done
+ * to it by name before the rename.
+ */
+function writeTemp(path: string, data: string, durable: boolean, mode = 0o600): string {
   // Unique enough with createNew (O_EXCL) behind it; crypto would cost ~1 ms to load.
   const tmp = `${path}.${Deno.pid}.${(++tempCounter).toString(36)}${
     Math.floor(Math.random() * 2 ** 32).toString(36)
   }.tmp`;
   try {
-    using file = Deno.openSync(tmp, { write: true, createNew: true, mode: 0o600 });
+    using file = createWithMode(tmp, mode);
     const bytes = new TextEncoder().encode(data);
     let off = 0;
     while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
@@ -55,6 +58,17 @@ function writeTemp(path: string, data: string, durable: boolean): string {
     throw ioError("Could not write", path, err);
   }
   return tmp;
+}
+
+/** A new file (O_EXCL: never through a link) whose mode is `mode` exactly, not narrowed by the umask. */
+function createWithMode(path: string, mode: number): Deno.FsFile {
+  if (Deno.build.os === "windows") return Deno.openSync(path, { write: true, createNew: true });
+  const umask = Deno.umask(0);
+  try {
+    return Deno.openSync(path, { write: true, createNew: true, mode });
+  } finally {
+    Deno.umask(umask);
+  }
 }
 
 /** Removes a file, saying nothing when it is already gone (or cannot be removed). */
