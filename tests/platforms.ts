@@ -54,7 +54,6 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/cli/hooks_test.ts": "real processes read through /proc",
   "tests/continuation/check_test.ts": "checks POSIX modes (chmod)",
   "tests/continuation/e2e_test.ts": "spawns sleep and sh, private pid namespaces",
-  "tests/continuation/example_test.ts": "drives tmux and jq",
   "tests/continuation/ledger_test.ts": "FIFOs, symlinks and POSIX modes",
   "tests/continuation/lock_test.ts": "spawns sleep; Windows locking is in tests/windows",
   "tests/continuation/plan_test.ts":
@@ -93,7 +92,6 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/cli/schema_test.ts": "spawns sleep as sessions",
   "tests/cli/wait_test.ts": "spawns sleep; the pidfd path is Linux's",
   "tests/continuation/commands_test.ts": "spawns sleep; ledger files checked by POSIX mode",
-  "tests/continuation/restore_test.ts": "drives tmux and jq",
   "tests/cli/restore_test.ts": "drives a real tmux server and bash stand-ins",
   "tests/continuation/tmux_test.ts": "drives a real tmux server",
   "tests/fs/dirstream_test.ts": "libc's openat/statx path and FIFOs",
@@ -104,6 +102,10 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/harness/gemini_test.ts": "the real Gemini CLI release (Linux npm build)",
   "tests/harness/nested_test.ts": "real harnesses nested in a Claude Code session",
   "tests/harness/pi_test.ts": "the real pi release (Linux npm build)",
+  "tests/harness/restore_claude_test.ts":
+    "roster restore with the real Claude Code release in tmux",
+  "tests/harness/restore_others_test.ts":
+    "roster restore with the real Codex, pi and Gemini CLI in tmux",
   "tests/harness/sandbox_test.ts": "a harness's sandbox: a private pid namespace",
   "tests/metrics/fleet_docs_test.ts": "systemd units, cron and Debian's promtool",
   "tests/metrics/node_exporter_test.ts": "Debian's node_exporter and promtool",

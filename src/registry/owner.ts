@@ -330,10 +330,13 @@ const RESUMES: Readonly<Record<string, ResumeSpec>> = {
   claude: { bin: "claude", args: (id) => ["--resume", id], env: ["CLAUDE_CONFIG_DIR"] },
   // A session that ran inside its TUI (--no-daemon) comes back the same way; a hosted one
   // through the shared server, which `codex resume` starts when none runs.
+  // Its start hook runs at a session's first prompt, a resumed one's too (0.169.0): nothing
+  // registers the relaunch until a turn is sent.
   codex: {
     bin: "codex",
     args: (id, hosted) => ["resume", ...(hosted ? [] : ["--no-daemon"]), id],
     env: ["CODEX_HOME"],
+    registersAtFirstPrompt: true,
   },
   // `--session` takes a session file or a (partial) uuid: the id the recipe records.
   pi: {
@@ -351,12 +354,15 @@ interface ResumeSpec {
   bin: string;
   args: (id: string, hosted: boolean) => string[];
   env: readonly string[];
+  registersAtFirstPrompt?: boolean;
 }
 
 /** The command that resumes one session, and the variables its relaunch passes on. */
 export interface ResumeCommand {
   argv: string[];
   env: readonly string[];
+  /** Its start hook runs only once a turn is sent, not at launch. */
+  registersAtFirstPrompt: boolean;
 }
 
 /**
@@ -380,5 +386,9 @@ export function resumeCommand(
   if (!SAFE_ID.test(sessionId)) {
     return { problem: "the recorded session id is not one a harness would take" };
   }
-  return { argv: [spec.bin, ...spec.args(sessionId, hosted)], env: spec.env };
+  return {
+    argv: [spec.bin, ...spec.args(sessionId, hosted)],
+    env: spec.env,
+    registersAtFirstPrompt: spec.registersAtFirstPrompt === true,
+  };
 }

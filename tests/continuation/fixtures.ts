@@ -6,19 +6,6 @@ import { LivenessJudge } from "../../src/identity/liveness.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
 import { processBackend } from "../../src/process/mod.ts";
 
-const DOC = new URL("../../docs/continuation.md", import.meta.url).pathname;
-
-/** The fenced block that follows `<!-- example: NAME -->` in docs/continuation.md. */
-export function docExample(name: string): string {
-  const text = Deno.readTextFileSync(DOC);
-  const marker = `<!-- example: ${name} -->`;
-  const at = text.indexOf(marker);
-  if (at === -1) throw new Error(`docs/continuation.md has no example: ${name}`);
-  const m = /```[^\n]*\n([\s\S]*?)\n```/.exec(text.slice(at + marker.length));
-  if (!m) throw new Error(`docs/continuation.md has no code block after: ${marker}`);
-  return m[1] + "\n";
-}
-
 /** A judge for this host, as a command gets one. */
 export async function testJudge(): Promise<LivenessJudge> {
   const b = await processBackend();

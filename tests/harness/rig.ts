@@ -160,8 +160,8 @@ exit $rc
   }
 
   /** roster run against this HOME's store, as a person at a terminal would. */
-  roster(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-    return roster([...args, "--home", this.store], { env });
+  roster(args: string[], env: Record<string, string> = {}, timeoutMs?: number): Promise<CliResult> {
+    return roster([...args, "--home", this.store], { env, timeoutMs });
   }
 
   async rows(all = true): Promise<Row[]> {

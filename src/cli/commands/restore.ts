@@ -161,7 +161,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       const out = await relaunch(place, c, env, timing, progress);
       if (out.ok) {
         r.result = "restored";
-        r.successor_pid = out.restored.successor.session_pid;
+        r.successor_pid = out.restored.successorPid;
         r.pane = out.restored.pane;
         r.failures = 0;
         restored.push({ report: r, restored: out.restored });
@@ -186,10 +186,12 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     r.continued = c.sent;
     r.continue_reason = c.reason;
     r.continuation_id = c.continuation_id;
+    const who = `${r.agent || "session"} ${s.successorPid}` +
+      (r.session_id ? ` (${r.session_id})` : "");
     progress(
       c.sent
-        ? `continued ${describe(s.successor)} (continuation ${c.continuation_id})`
-        : `not continued ${describe(s.successor)}: ${c.reason}`,
+        ? `continued ${who} (continuation ${c.continuation_id})`
+        : `not continued ${who}: ${c.reason}`,
     );
   }));
   if (ctx.json) ctx.printJson(reports);

@@ -50,7 +50,9 @@ export interface Timing {
 
 /** One relaunch that came up: what the continue needs. */
 export interface Restored {
-  successor: Row;
+  /** The successor's record; null for a harness that registers only at its first prompt. */
+  successor: Row | null;
+  successorPid: number;
   pane: string;
   plan: Plan | null;
   /** Why there is no plan, when there is none. */
@@ -243,6 +245,9 @@ export async function relaunch(
     return `exited${status === null ? "" : ` with status ${status}`}${when}` +
       (lines ? `: ${lines}` : "");
   };
+  if (c.registersAtFirstPrompt) {
+    return await upWithoutHook(place, c, opened, plan, noPlan, timing, gone, fail);
+  }
   const deadline = Date.now() + timing.registerMs;
   let successor: Row | null = null;
   for (;;) {
@@ -280,7 +285,54 @@ export async function relaunch(
   });
   if (plan !== null) plan = await releasePlan(place.ledger, place.judge, c.key, opened.pane);
   clearAttempts(place.dir, c.key);
-  return { ok: true, restored: { successor, pane: opened.pane, plan, noPlan } };
+  return {
+    ok: true,
+    restored: { successor, successorPid: successor.session_pid!, pane: opened.pane, plan, noPlan },
+  };
+}
+
+/**
+ * A harness whose start hook runs only at a session's first prompt (Codex): nothing registers
+ * the relaunch, so it is up when the process restore started still runs after the settle time;
+ * that process is the successor the old record is linked to.
+ */
+async function upWithoutHook(
+  place: Place,
+  c: Candidate,
+  opened: { pane: string; pid: number },
+  plan: Plan | null,
+  noPlan: string | null,
+  timing: Timing,
+  gone: (when?: string) => Promise<string | null>,
+  fail: (reason: string) => RelaunchResult,
+): Promise<RelaunchResult> {
+  await sleep(timing.settleMs);
+  const exited = await gone(` within ${timing.settleMs / 1000} s`);
+  const probe = place.judge.probe(opened.pid, true);
+  if (exited !== null || probe.kind !== "exists" || probe.info.zombie) {
+    await closeWindow(opened.pane);
+    return fail(exited ?? `pid ${opened.pid} exited within ${timing.settleMs / 1000} s`);
+  }
+  await keepWindow(opened.pane);
+  await resumeSession(place.home, place.host, place.judge, { path: c.row.path }, {
+    pid: opened.pid,
+    start_token: probe.info.startToken,
+    session_id: c.row.session_id,
+  });
+  if (plan !== null) plan = await releasePlan(place.ledger, place.judge, c.key, opened.pane);
+  clearAttempts(place.dir, c.key);
+  const why = `${c.row.agent} registers a resumed session only at its first prompt, so its ` +
+    "hooks cannot say it is idle before a turn is sent: no continue is typed";
+  return {
+    ok: true,
+    restored: {
+      successor: null,
+      successorPid: opened.pid,
+      pane: opened.pane,
+      plan: null,
+      noPlan: noPlan ?? why,
+    },
+  };
 }
 
 export function describe(row: Row): string {
@@ -320,13 +372,15 @@ export async function sendContinue(
   restored: Restored,
   timing: Timing,
 ): Promise<ContinueResult> {
-  const { plan, pane } = restored;
-  if (plan === null) return { sent: false, reason: restored.noPlan, continuation_id: null };
+  const { plan, pane, successor } = restored;
+  if (plan === null || successor === null) {
+    return { sent: false, reason: restored.noPlan, continuation_id: null };
+  }
   const deadline = Date.now() + timing.continueMs;
   const none = (reason: string): ContinueResult => ({ sent: false, reason, continuation_id: null });
   let last = "the session never reported idle";
   while (Date.now() < deadline) {
-    const now = rowAt(place, restored.successor.path);
+    const now = rowAt(place, successor.path);
     if (now === null || !(now.liveness === "alive" || now.reason === "hosted")) {
       return none("the resumed session ended first");
     }

@@ -25,6 +25,8 @@ export interface Candidate {
   command: string[] | null;
   /** Variables of the caller's environment this harness's relaunch passes on. */
   envNames: readonly string[];
+  /** Its start hook runs only at the first prompt: the relaunch cannot be seen registering. */
+  registersAtFirstPrompt: boolean;
   action: Action;
   reason: string;
   failures: number;
@@ -93,6 +95,7 @@ function decide(
     key,
     command,
     envNames: "env" in resume ? resume.env : [],
+    registersAtFirstPrompt: "argv" in resume && resume.registersAtFirstPrompt,
     failures: attempts?.failures ?? 0,
   };
   const skip = (reason: string): Candidate => ({ ...base, action: "skip", reason });
