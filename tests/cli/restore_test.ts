@@ -400,3 +400,22 @@ Deno.test({
     assertEquals(launched, sids);
   },
 });
+
+Deno.test({
+  name: "restore: without tmux, a clear error naming --print, and nothing planned or tried",
+  ...opts,
+  async fn() {
+    await using root = await tempDir();
+    await using m = await machine(root.path);
+    await crashed(m, "S-notmux");
+    Deno.removeSync(`${m.bin}/tmux`);
+    const r = await m.sh("/usr/bin/timeout", ["60", `${m.bin}/roster`, "restore"], {
+      PATH: `${m.bin}:/nonexistent`,
+    });
+    assertEquals(r.code, 1, r.stdout + r.stderr);
+    assertMatch(r.stderr, /tmux is not installed.*roster restore --print/);
+    assertEquals(m.launches().length, 1, "only the crashed session's own launch");
+    const list = await m.sh(`${m.bin}/roster`, ["continuation-list", "--json"]);
+    assertEquals(JSON.parse(list.stdout), []);
+  },
+});

@@ -24,6 +24,7 @@ import {
   type Timing,
 } from "../restore/flow.ts";
 import { type Candidate, selectSessions } from "../restore/select.ts";
+import { tmux } from "../restore/tmux.ts";
 
 /** One session's line of the report (`--json`: one object each; schemas.ts "restore"). */
 export interface RestoreReport {
@@ -144,6 +145,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     return 0;
   }
 
+  // Outside tmux (none installed) nothing can be relaunched: say so before anything is planned.
+  await tmux(["-V"]);
   const place: Place = { home: ctx.home, host: ctx.host, ledger, dir: dir!, judge };
   const reports: RestoreReport[] = [];
   const restored: { report: RestoreReport; restored: Restored }[] = [];
