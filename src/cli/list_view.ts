@@ -45,9 +45,18 @@ export function matchesFields(
     (f.under === null || inside(row.cwd, f.under));
 }
 
-/** The message for an empty result: the flags that filtered, as given. */
-export function emptyMessage(given: readonly string[]): string {
-  return given.length === 0 ? "No sessions registered." : `No sessions match ${given.join(" ")}.`;
+/**
+ * The message for an empty result: the flags that filtered, as given, and how many ended
+ * sessions the default states hid (registered, shown by --all).
+ */
+export function emptyMessage(given: readonly string[], hidden = 0): string {
+  const shown = given.length === 0 ? "No live sessions." : `No sessions match ${given.join(" ")}.`;
+  if (hidden > 0) {
+    const also = given.length === 0 ? "" : ` ${given.join(" ")}`;
+    return `${shown} ${hidden} ended session${hidden === 1 ? " is" : "s are"} hidden: ` +
+      `roster list --all${also} shows ${hidden === 1 ? "it" : "them"}.`;
+  }
+  return given.length === 0 ? "No sessions registered." : shown;
 }
 
 type Cell = (row: Row, now: number) => string;

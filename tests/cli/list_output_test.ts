@@ -4,7 +4,7 @@
  * message naming the filter, and AGE counted from the session's first registration.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+import { cliArgs, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
 
 Deno.test("roster list output", async (t) => {
@@ -45,16 +45,33 @@ Deno.test("roster list output", async (t) => {
     }
   });
 
-  await t.step("cells are cut to COLUMNS with an ellipsis; JSON keeps them whole", async () => {
-    const cut = await roster(["list", "--home", home, "--agent", "codex"], {
-      env: { COLUMNS: "60" },
-    });
-    for (const line of cut.stdout.trimEnd().split("\n")) assert(line.length <= 60, line);
-    assertMatch(cut.stdout, /…/);
+  await t.step("cells are cut to COLUMNS in a terminal; JSON keeps them whole", async () => {
+    // A terminal: util-linux script(1) gives the command a pty.
+    const line = [Deno.execPath(), ...cliArgs(["list", "--home", home, "--agent", "codex"])]
+      .map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(" ");
+    const tty = await new Deno.Command("script", {
+      args: ["-qec", line, "/dev/null"],
+      env: { COLUMNS: "60", NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(tty.stdout).replaceAll("\r", "");
+    assertEquals(tty.code, 0, text);
+    for (const l of text.trimEnd().split("\n")) assert(l.length <= 60, l);
+    assertMatch(text, /…/);
     const rows = await rosterJson<Row[]>(home, ["list", "--agent", "codex"], {
       env: { COLUMNS: "60" },
     });
     assertEquals(rows[0].cwd, Deno.realPathSync(deep));
+  });
+
+  await t.step("into a pipe nothing is cut, whatever $COLUMNS says", async () => {
+    const piped = await roster(["list", "--home", home, "--agent", "codex"], {
+      env: { COLUMNS: "60" },
+    });
+    assertEquals(piped.code, 0, piped.stderr);
+    assertMatch(piped.stdout, new RegExp(Deno.realPathSync(deep).replaceAll("/", "\\/")));
+    assertEquals(/…/.test(piped.stdout), false);
   });
 
   await t.step("filters: --session-id, --host, --under, --agent twice, --state a,b", async () => {
@@ -76,6 +93,25 @@ Deno.test("roster list output", async (t) => {
     assertEquals(r.stderr, "No sessions match --agent gemini.\n");
     const none = await roster(["list", "--home", `${dir.path}/empty`]);
     assertEquals(none.stderr, "No sessions registered.\n");
+  });
+
+  await t.step("only ended sessions: how many are hidden, and how to show them", async () => {
+    const only = `${dir.path}/ended`;
+    const gone = spawnSleeper();
+    await rosterJson<Row>(only, ["register", "--pid", String(gone.pid), "--agent", "pi"]);
+    await gone.kill();
+    const r = await roster(["list", "--home", only]);
+    assertEquals([r.code, r.stdout], [0, ""]);
+    assertEquals(
+      r.stderr,
+      "No live sessions. 1 ended session is hidden: roster list --all shows it.\n",
+    );
+    const f = await roster(["list", "--home", only, "--agent", "pi"]);
+    assertEquals(
+      f.stderr,
+      "No sessions match --agent pi. 1 ended session is hidden: roster list --all --agent pi " +
+        "shows it.\n",
+    );
   });
 
   await t.step("AGE counts from the session's start, kept when it registers again", async () => {

@@ -25,12 +25,20 @@ import { Ordered } from "../ordered.ts";
 import { Table, useColour } from "../table.ts";
 import { jsonElement, writeJsonElement } from "../json_element.ts";
 
-/** The terminal's width: $COLUMNS, else the terminal's own; null (no limit) into a pipe. */
+/**
+ * The terminal's width: $COLUMNS, else the terminal's own; null (no limit) into a pipe or a
+ * file, whatever $COLUMNS says (a shell exports it, and a script reading the table gets it whole).
+ */
 function terminalWidth(): number | null {
+  try {
+    if (!Deno.stdout.isTerminal()) return null;
+  } catch {
+    return null;
+  }
   const env = Number(Deno.env.get("COLUMNS"));
   if (Number.isInteger(env) && env > 0) return env;
   try {
-    return Deno.stdout.isTerminal() ? Deno.consoleSize().columns : null;
+    return Deno.consoleSize().columns;
   } catch {
     return null;
   }
@@ -38,6 +46,7 @@ function terminalWidth(): number | null {
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const states = new Set(listValues(args.all("state")) ?? []);
+  const stated = states.size > 0;
   if (states.size === 0) {
     states.add("alive").add("unknown");
     if (args.has("all")) states.add("dead");
@@ -77,8 +86,13 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   });
   using ordered = new Ordered();
   const links = new Links();
+  // Rows left out by the default states alone (ended sessions): the empty message counts them.
+  let hidden = 0;
   const add = (row: Row) => {
-    if (!matches(row, filter)) return;
+    if (!matches(row, filter)) {
+      if (!stated && !states.has(row.liveness) && matchesFields(row, filter)) hidden++;
+      return;
+    }
     if (ctx.json) ordered.addWritten(sortKey(row), row.path, writeElement, row);
     else {ordered.add(
         sortKey(row),
@@ -116,7 +130,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       ordered.emit(write, ",\n", links.empty ? undefined : (text) => links.patch(text));
       ctx.out("\n]", true);
     }
-  } else if (ordered.size === 0) ctx.err(emptyMessage(givenFilters(args)));
+  } else if (ordered.size === 0) ctx.err(emptyMessage(givenFilters(args), hidden));
   else if (quiet) {
     ordered.emit(write, "\n");
     ctx.out("", true);
