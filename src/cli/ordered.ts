@@ -5,6 +5,9 @@
  * written to an unlinked temp file as one sorted run, keys and ties included, so nothing of a
  * spilled row stays in memory: memory is bounded by the budget and a block per run, not by the
  * store. The output merges the runs, reading each one front to back in blocks.
+ *
+ * Over 400 lines: the buffer, its sorted runs on disk and their merge share one byte layout
+ * of a row, kept in one place so writer and reader cannot drift apart.
  */
 
 /** Bytes of rows kept in memory up to this many; beyond it they go to the temp file. */

@@ -2,6 +2,9 @@
  * The command table: one description of every command and flag, from which the parser,
  * the help text and the shell completions are all generated. Implementations are loaded
  * lazily, so a command pays only for its own code at start-up.
+ *
+ * Over 400 lines: the table is one declaration by design, every command's flags, help and
+ * loader side by side, since the parser, help and completions all read it whole.
  */
 import { EXIT, VERDICT_EXIT } from "../exit.ts";
 import { SESSION_ID_VARS } from "../registry/session_id.ts";

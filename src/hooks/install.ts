@@ -4,6 +4,9 @@
  * bounded), keeping the user's original in a backup that is never overwritten, and writing
  * under the directory's lock with a compare-and-swap, so an uninstall gives back the bytes that
  * were there and no edit made meanwhile is lost.
+ *
+ * Over 400 lines: each harness's settings location, the careful read, the backup and the
+ * locked compare-and-swap write are one sequence an install and an uninstall both walk.
  */
 import { RosterError } from "../errors.ts";
 import { pause } from "../pause.ts";

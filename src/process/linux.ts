@@ -3,6 +3,9 @@
  * /proc/<pid>/stat (clock ticks since boot: it does not move when the wall clock is
  * stepped); the boot is told apart by /proc/sys/kernel/random/boot_id. The /proc root is
  * injectable so tests can point it at fixtures.
+ *
+ * Over 400 lines: the pure /proc decoders (each tested alone, on fixtures) beside the one
+ * backend that reads /proc with them; the backend is one closure over its per-call caches.
  */
 import {
   EACCES,

@@ -1,7 +1,7 @@
 /**
  * docs/architecture.md matches the tree: every path its map cites exists, every exported name it
  * cites is exported by the file (or directory) it is cited beside, and every module of main.ts
- * and src/ is on the map. The check fails, naming the break, on a copy with one planted.
+ * and src/ is on the map and, past 400 lines, says why at its top. The check fails, naming the break, on a copy with one planted.
  */
 import { assert, assertEquals } from "../assert.ts";
 import { tempDir } from "../helpers.ts";
@@ -9,6 +9,8 @@ import { tempDir } from "../helpers.ts";
 const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 /** Where the map's description column starts: a line indented this far continues the one above. */
 const DESCRIPTION_COLUMN = 24;
+/** A module longer than this says why in its first comment ("Over 400 lines: ..."). */
+const MAX_LINES = 400;
 /** Capitalised words in the map that are prose, not names exported by the tree. */
 const PROSE = new Set([
   "BSD",
@@ -135,6 +137,14 @@ export function mapProblems(root: string): string[] {
   }
   for (const module of ["main.ts", ...modules(root, "src")]) {
     if (!onMap.has(module)) problems.push(`docs/architecture.md leaves ${module} off the map`);
+    const text = Deno.readTextFileSync(`${root}/${module}`);
+    const lines = text.split("\n").length - 1;
+    const head = /^\/\*\*[\s\S]*?\*\//.exec(text)?.[0] ?? "";
+    if (lines > MAX_LINES && !head.includes(`Over ${MAX_LINES} lines:`)) {
+      problems.push(
+        `${module} has ${lines} lines and no reason at its top (Over ${MAX_LINES} lines: ...)`,
+      );
+    }
   }
   // The rest of the page: paths in backticks or in the table, and the pure decisions it names.
   const rest = doc.slice(block.index + block[0].length);
@@ -210,6 +220,12 @@ Deno.test("docs/architecture.md matches the tree", async (t) => {
       "src/env.ts",
       (s) => s.replace(/\bexport function envVar\b/, "export function envValue"),
       /cites envVar beside src\/env\.ts: not exported/,
+    ],
+    [
+      "a long module with no reason at its top",
+      "src/cli/table.ts",
+      (s) => s + "\n".repeat(400),
+      /src\/cli\/table\.ts has \d+ lines and no reason at its top/,
     ],
     [
       "a path in the table that does not exist",
