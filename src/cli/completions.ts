@@ -2,6 +2,9 @@
  * `roster completions bash|zsh|fish`: completion scripts generated from the command table
  * (commands, flags, flag values), so they can never offer what the parser would reject.
  * Each generator is pure: a model of the table in, a script out.
+ *
+ * Over 400 lines: the bash, zsh and fish generators read the one table the same way, side by
+ * side so a change to what is completed reaches all three shells.
  */
 import { SCHEMAS } from "./schemas.ts";
 import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, SHELLS } from "./spec.ts";
