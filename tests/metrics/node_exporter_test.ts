@@ -6,28 +6,18 @@
 import { assert, assertEquals } from "../assert.ts";
 import { roster, tempDir } from "../helpers.ts";
 import { buildFleet, EXPECTED_LEDGER } from "./fleet.ts";
-import { type ParsedSample, parseExposition, startNodeExporter, valueOf } from "./servers.ts";
+import {
+  type ParsedSample,
+  parseExposition,
+  promtoolCheck,
+  startNodeExporter,
+  valueOf,
+} from "./servers.ts";
 
 async function scrape(url: string): Promise<string> {
   const res = await fetch(`${url}/metrics`);
   assertEquals(res.status, 200);
   return await res.text();
-}
-
-/** promtool check metrics on `text`: its exit code and complaints. */
-async function promtoolCheck(text: string): Promise<{ code: number; out: string }> {
-  const child = new Deno.Command("promtool", {
-    args: ["check", "metrics"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const w = child.stdin.getWriter();
-  await w.write(new TextEncoder().encode(text));
-  await w.close();
-  const out = await child.output();
-  const dec = new TextDecoder();
-  return { code: out.code, out: dec.decode(out.stdout) + dec.decode(out.stderr) };
 }
 
 function checkStore(samples: ParsedSample[], fleet: Awaited<ReturnType<typeof buildFleet>>) {

@@ -215,3 +215,19 @@ export function valueOf(
   if (hits.length > 1) throw new Error(`${hits.length} samples of ${name} match`);
   return hits[0]?.value;
 }
+
+/** promtool check metrics on `text`: its exit code and complaints. */
+export async function promtoolCheck(text: string): Promise<{ code: number; out: string }> {
+  const child = new Deno.Command("promtool", {
+    args: ["check", "metrics"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const w = child.stdin.getWriter();
+  await w.write(new TextEncoder().encode(text));
+  await w.close();
+  const out = await child.output();
+  const dec = new TextDecoder();
+  return { code: out.code, out: dec.decode(out.stdout) + dec.decode(out.stderr) };
+}

@@ -39,7 +39,14 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     writeAtomic(textfile, renderText(families), true, undefined, 0o644);
   }
   if (ctx.json) ctx.printJson(families);
-  else if (textfile === undefined) ctx.out(renderText(families));
+  else if (textfile === undefined) {
+    // The exposition as it is, the bytes --textfile writes: the format has no escape for a
+    // control character in a label value, so the terminal escaper's `\x1b` made promtool and
+    // Prometheus reject the whole text. Only a terminal, which no parser reads, gets it escaped.
+    const text = renderText(families);
+    if (Deno.stdout.isTerminal()) ctx.out(text);
+    else ctx.stdout.write(text);
+  }
   return 0;
 }
 
