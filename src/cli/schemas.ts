@@ -277,7 +277,7 @@ export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
     summary: "unregister --json",
     schema: object({
       pid: nint,
-      outcome: { enum: ["removed", "kept", "no-record"] },
+      outcome: { enum: ["removed", "kept", "no-record", "refused"] },
       row: { anyOf: [ROW, { type: "null" }] },
     }),
   },

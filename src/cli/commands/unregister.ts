@@ -3,6 +3,7 @@
  * it is still that process's (registry/store.ts mayUnregister).
  */
 import { EnvEncodingError, envVar } from "../../env.ts";
+import { RosterError, UsageError } from "../../errors.ts";
 import type { ProcessBackend } from "../../process/types.ts";
 import {
   declaredElsewhere,
@@ -60,16 +61,26 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   }
   // A shared server's sessions are filed by session id (registry/layout.ts recordName).
   const hosted = hostsSessions(judge.backend, pid) ? args.get("session-id") || null : null;
-  const result = await removeRecordIf(
-    ctx.home,
-    ctx.host,
-    pid,
-    judge,
-    (row) =>
-      mayUnregister(row, judge.probe(pid)) &&
-      !(inherited && declaredElsewhere(row.session_id, readableVar)),
-    hosted,
-  );
+  let result: Awaited<ReturnType<typeof removeRecordIf>>;
+  try {
+    result = await removeRecordIf(
+      ctx.home,
+      ctx.host,
+      pid,
+      judge,
+      (row) =>
+        mayUnregister(row, judge.probe(pid)) &&
+        !(inherited && declaredElsewhere(row.session_id, readableVar)),
+      hosted,
+    );
+  } catch (err) {
+    // A store roster refuses (a link, another user's directory) or cannot read: the record
+    // stays, said on stderr, and the session-end hook still succeeds (README: exit 0).
+    if (!(err instanceof RosterError) || err instanceof UsageError) throw err;
+    if (ctx.json && !args.has("quiet")) ctx.printJson({ pid, outcome: "refused", row: null });
+    ctx.err(`roster: Nothing unregistered: ${err.message}`);
+    return 0;
+  }
   if (args.has("quiet")) return 0;
   if (ctx.json) {
     ctx.printJson({ pid, outcome: result.outcome, row: result.row });
