@@ -93,7 +93,8 @@ export class MetricsTally {
   #dispatches = zeroed(Object.values(DISPATCH_OUTCOMES));
   #skips = zeroed(SKIP_REASONS);
   #vetoes = zeroed(VETO_REASONS);
-  #audit = zeroed(AUDIT_EVENTS);
+  // `other` and `unreadable` too: every documented value is a series from the start.
+  #audit = zeroed([...AUDIT_EVENTS, "other", "unreadable"]);
 
   constructor(readonly options: TallyOptions = {}) {}
 

@@ -203,6 +203,16 @@ tests:
         values: '2x40'
       - series: 'roster_scrape_timestamp_seconds{instance="d1"}'
         values: '0+60x40'
+      # Runner r3 has two users' files (--label user=...): ci's live session must not hide that
+      # bob has had none since minute 10.
+      - series: 'roster_scrape_timestamp_seconds{instance="r3",role="runner",user="ci"}'
+        values: '0+60x40'
+      - series: 'roster_sessions{instance="r3",user="ci",agent="claude",liveness="alive",reason="running"}'
+        values: '1x40'
+      - series: 'roster_scrape_timestamp_seconds{instance="r3",role="runner",user="bob"}'
+        values: '0+60x40'
+      - series: 'roster_sessions{instance="r3",user="bob",agent="codex",liveness="alive",reason="running"}'
+        values: '1x10'
     alert_rule_test:
       - alertname: RosterNoLiveSession
         eval_time: 9m
@@ -210,6 +220,10 @@ tests:
       - alertname: RosterNoLiveSession
         eval_time: 35m
         exp_alerts:
+          - exp_labels: {severity: critical, instance: r3, role: runner, user: bob}
+            exp_annotations:
+              summary: "r3: no live agent session for 10 minutes"
+              description: "Check the runner's agent service and \`roster list --all\` on the host."
           - exp_labels: {severity: critical, instance: r1, role: runner}
             exp_annotations:
               summary: "r1: no live agent session for 10 minutes"

@@ -143,6 +143,18 @@ Deno.test("tally: rows", async (t) => {
     const start = samples(tally).find((x) => x.name === "roster_session_start_time_seconds")!;
     assertEquals(start.labels, { agent: "claude", pid: "100", session_id: "", cwd: "/a b" });
   });
+  await t.step("every documented label value is a series from the start, at 0", () => {
+    const s = samples(new MetricsTally());
+    for (const event of ["claim", "skip", "lock-reclaim", "other", "unreadable"]) {
+      assertEquals(valueOf(s, "roster_continuation_audit_events_total", { event }), 0, event);
+    }
+    for (const kind of ["dead", "malformed"]) {
+      assertEquals(valueOf(s, "roster_prunable_records", { kind }), 0, kind);
+    }
+    for (const outcome of ["dispatched", "lost", "pending"]) {
+      assertEquals(valueOf(s, "roster_continuation_dispatches_total", { outcome }), 0, outcome);
+    }
+  });
   await t.step("the scrape's time, duration and version", () => {
     const s = samples(new MetricsTally());
     assertEquals(valueOf(s, "roster_scrape_timestamp_seconds"), 1_700_000_000);
