@@ -254,8 +254,11 @@ export const COMMANDS: CommandSpec[] = [
     flags: [
       { ...PID, help: "The session's pid (else the calling session, as register finds it)" },
       { name: "session-id", value: "ID", help: "The session's (or its harness's) session id" },
+      { name: "undo", help: "Un-park: the session is judged by its process again" },
       QUIET,
     ],
+    details: "A parked session stays parked when its hooks register it again (resume, /clear, " +
+      "compaction), until park --undo or resume.",
     load: lazy<typeof import("./commands/park.ts")>("./commands/park.ts"),
   },
   {

@@ -174,6 +174,22 @@ export function parkSession(
   }));
 }
 
+/** Un-parks a session (`park --undo`): judged by its process again; a no-op when not parked. */
+export function unparkSession(
+  home: string,
+  host: string,
+  judge: LivenessJudge,
+  target: SessionTarget,
+): Promise<Row> {
+  return updateSession(
+    home,
+    host,
+    judge,
+    target,
+    (_, record) => record.parked_at === null ? record : { ...record, parked_at: null },
+  );
+}
+
 /**
  * Records the successor of an ended or parked session; a running one is refused. A link is
  * never replaced (append-only): the same successor again is an identical retry, accepted

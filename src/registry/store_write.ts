@@ -66,21 +66,29 @@ export async function writeRecord(
   judge: LivenessJudge,
   keeping: Keeping = { retentionMs: DEFAULT_RETENTION_MS, held: () => false },
   now = Date.now(),
-): Promise<string> {
+): Promise<{ path: string; record: SessionRecord }> {
   const root = openStore(home, true)!;
   const dirName = placeDirName(placeOf(record));
   const dir = placeDirIn(root, dirName, true)!;
   const name = fileOf(record);
   const path = join(dir, name);
+  let written = record;
   await withLock(dir, () => {
     pause("register:after-lock", home);
     const before = moveAsideEnded(dir, dirName, name, record, judge, now);
+    // A refresh (hooks register again on resume, /clear, compaction) keeps what the lifecycle
+    // decided of this process: parked stays parked until `park --undo` or `resume`.
+    if (typeof before === "object" && "refreshed" in before) {
+      written = keptOnRefresh(before.refreshed, record);
+    }
     // No fsync: only a power loss could tear this write, and a power loss ends the session
     // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
-    writeAtomic(path, recordJson(record), false, () => pause("register:before-rename", home));
+    writeAtomic(path, recordJson(written), false, () => pause("register:before-rename", home));
     // New names join the queue: this record when it is new, and an ended one moved aside.
-    const added = before === "refreshed" ? [] : [name.slice(0, -".json".length)];
-    if (typeof before === "object") added.push(before.movedTo);
+    const added = typeof before === "object" && "refreshed" in before
+      ? []
+      : [name.slice(0, -".json".length)];
+    if (typeof before === "object" && "movedTo" in before) added.push(before.movedTo);
     try {
       enqueue(dir, added);
     } catch { /* best effort: prune queues every record it keeps */ }
@@ -105,7 +113,21 @@ export async function writeRecord(
   // Only once the new record is written: a register that failed (a lock it gave up on) must
   // not remove the copy that is then the session's only record.
   await retireOldCopy(root, record, name);
-  return path;
+  return { path, record: written };
+}
+
+/**
+ * Pure: the record a refresh of the same process writes: the new registration, with the
+ * lifecycle's decisions about the process kept (parked, its successor, a continuation's hold).
+ */
+export function keptOnRefresh(old: SessionRecord, fresh: SessionRecord): SessionRecord {
+  if (old.parked_at === null && old.successor === null && old.continuation === null) return fresh;
+  return {
+    ...fresh,
+    parked_at: old.parked_at,
+    successor: old.successor,
+    continuation: old.continuation,
+  };
 }
 
 /**
@@ -216,12 +238,12 @@ function moveAsideEnded(
   record: SessionRecord,
   judge: LivenessJudge,
   now: number,
-): "refreshed" | "new" | { movedTo: string } {
+): "new" | { refreshed: SessionRecord } | { movedTo: string } {
   const old = readEntry(dir, dirName, name);
   if (old === null || !old.ok) return "new";
   const same = old.record.start_token === record.start_token &&
     old.record.boot_id === record.boot_id;
-  if (same) return "refreshed";
+  if (same) return { refreshed: old.record };
   const row = toRow(old, judge, true);
   if (row.liveness !== "dead") return "new";
   const ended = stamped(old.record, row, now);

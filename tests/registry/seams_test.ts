@@ -84,3 +84,29 @@ Deno.test("resume never replaces a link: an identical retry passes, another succ
     assertEquals((next.predecessor as { pid: number }).pid, old.pid, "first keeps its predecessor");
   });
 });
+
+Deno.test("a parked session stays parked when its hooks register it again", async (t) => {
+  await using home = await tempDir();
+  await using s = await session(home.path, "P", false);
+  const register = () =>
+    rosterJson<Row>(home.path, ["register", "--pid", String(s.pid), "--session-id", "P"]);
+  assertEquals((await roster(["park", "--pid", String(s.pid), "--home", home.path])).code, 0);
+
+  await t.step("register again (resume, /clear, compaction): still parked", async () => {
+    const row = await register();
+    assertEquals([row.liveness, row.reason], ["dead", "parked"]);
+    const listed = (await rows(home.path)).find((x) => x.session_pid === s.pid)!;
+    assertEquals([listed.liveness, listed.reason], ["dead", "parked"]);
+    assertMatch(String(listed.parked_at), /^\d{4}-/);
+    const check = await roster(["check", String(s.pid), "--home", home.path]);
+    assertEquals(check.code, 3, "check: still not live");
+  });
+
+  await t.step("park --undo: judged by its process again, and a register keeps that", async () => {
+    const r = await roster(["park", "--undo", "--pid", String(s.pid), "--home", home.path]);
+    assertEquals(r.code, 0, r.stderr);
+    assertMatch(r.stdout, /^Un-parked/);
+    const row = await register();
+    assertEquals([row.liveness, row.reason, row.parked_at], ["alive", "running", null]);
+  });
+});

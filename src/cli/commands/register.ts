@@ -93,8 +93,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       }) is a shared server hosting many sessions, so only a session id says which one this is`,
     );
   }
-  const path = await writeRecord(ctx.home, record, judge, keeping());
-  const row = recordRow(record, judge.verdict(record), path);
+  const written = await writeRecord(ctx.home, record, judge, keeping());
+  const row = recordRow(written.record, judge.verdict(written.record), written.path);
   if (args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson(row);
   else ctx.out(`Registered ${describeRow(row)}`);
