@@ -441,7 +441,8 @@ export const COMMANDS: CommandSpec[] = [
       },
       {
         name: "session-labels",
-        help: "Also label each live session with its session id and cwd (high cardinality)",
+        help:
+          "One start time per live session, labelled by pid, session id and cwd (high cardinality)",
       },
       {
         name: "label",

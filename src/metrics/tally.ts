@@ -72,7 +72,10 @@ export const OWN_LABELS: readonly string[] = [
 ];
 
 export interface TallyOptions {
-  /** Label each live session's start time with its session id and cwd too (high cardinality). */
+  /**
+   * One start time per live session, labelled by pid, session id and cwd (high cardinality);
+   * without it, one per agent: its oldest live session's.
+   */
   sessionLabels?: boolean;
 }
 
@@ -88,6 +91,8 @@ const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1
 export class MetricsTally {
   #sessions = new Map<string, { agent: string; liveness: string; reason: string; n: number }>();
   #starts: { pid: number; sample: Sample }[] = [];
+  /** Without session labels: each agent's oldest live session's start, epoch ms. */
+  #oldest = new Map<string, number>();
   #prunable = zeroed(["dead", "malformed"]);
   #keys = zeroed(KEY_STATES);
   #dispatches = zeroed(Object.values(DISPATCH_OUTCOMES));
@@ -112,11 +117,19 @@ export class MetricsTally {
         (row.process_started_at === null ? null : parseTime(row.process_started_at)) ??
           (row.registered_at === null ? null : parseTime(row.registered_at));
       if (started === null) return;
-      const labels: Record<string, string> = { agent, pid: String(row.session_pid) };
-      if (this.options.sessionLabels) {
-        labels.session_id = row.session_id ?? "";
-        labels.cwd = row.cwd ?? "";
+      if (!this.options.sessionLabels) {
+        // By default no label per session (a pid made every session a new series: churn on
+        // CI runners): the oldest live session of each agent.
+        const oldest = this.#oldest.get(agent);
+        if (oldest === undefined || started < oldest) this.#oldest.set(agent, started);
+        return;
       }
+      const labels: Record<string, string> = {
+        agent,
+        pid: String(row.session_pid),
+        session_id: row.session_id ?? "",
+        cwd: row.cwd ?? "",
+      };
       this.#starts.push({ pid: row.session_pid, sample: { labels, value: started / 1000 } });
     }
   }
@@ -170,9 +183,13 @@ export class MetricsTally {
       {
         name: "roster_session_start_time_seconds",
         type: "gauge",
-        help: "Start time of each live session's process since the Unix epoch " +
-          "(its registration time where the OS gave none).",
-        samples: this.#starts.sort((a, b) => a.pid - b.pid).map((s) => s.sample),
+        help: "Start time of each agent's oldest live session's process since the Unix epoch " +
+          "(its registration time where the OS gave none); with --session-labels, of each live " +
+          "session, labelled by pid, session id and cwd.",
+        samples: this.options.sessionLabels
+          ? this.#starts.sort((a, b) => a.pid - b.pid).map((s) => s.sample)
+          : [...this.#oldest].sort(([a], [b]) => cmp(a, b))
+            .map(([agent, ms]) => ({ labels: { agent }, value: ms / 1000 })),
       },
       {
         name: "roster_prunable_records",

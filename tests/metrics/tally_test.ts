@@ -118,30 +118,46 @@ Deno.test("tally: rows", async (t) => {
     assertEquals(valueOf(s, "roster_prunable_records", { kind: "dead" }), 2);
     assertEquals(valueOf(s, "roster_prunable_records", { kind: "malformed" }), 1);
   });
-  await t.step("start times: alive rows only, by pid, with the registration as fallback", () => {
+  await t.step("start times: alive rows only, each agent's oldest, no pid label", () => {
     const tally = new MetricsTally();
     tally.addRow(row({ session_pid: 20 }));
     tally.addRow(row({ session_pid: 3, process_started_at: null, reason: "pid-only" }));
     tally.addRow(row({ session_pid: 4, liveness: "unknown", reason: "unverifiable" }));
+    tally.addRow(row({ session_pid: 5, agent: "codex", process_started_at: null }));
     const starts = samples(tally).filter((x) => x.name === "roster_session_start_time_seconds");
     assertEquals(starts, [
       {
         name: "roster_session_start_time_seconds",
-        labels: { agent: "claude", pid: "3" },
-        value: Date.parse("2026-01-02T03:04:06Z") / 1000,
+        labels: { agent: "claude" },
+        value: Date.parse("2026-01-02T03:04:05.500Z") / 1000,
       },
       {
         name: "roster_session_start_time_seconds",
-        labels: { agent: "claude", pid: "20" },
-        value: Date.parse("2026-01-02T03:04:05.500Z") / 1000,
+        labels: { agent: "codex" },
+        value: Date.parse("2026-01-02T03:04:06Z") / 1000,
       },
     ]);
   });
-  await t.step("session labels only when asked for", () => {
+  await t.step("per session, by pid, with the registration as fallback, when asked for", () => {
     const tally = new MetricsTally({ sessionLabels: true });
+    tally.addRow(row({ session_pid: 20 }));
+    tally.addRow(row({ session_pid: 3, process_started_at: null, reason: "pid-only" }));
     tally.addRow(row({ session_id: null, cwd: "/a b" }));
-    const start = samples(tally).find((x) => x.name === "roster_session_start_time_seconds")!;
-    assertEquals(start.labels, { agent: "claude", pid: "100", session_id: "", cwd: "/a b" });
+    const starts = samples(tally).filter((x) => x.name === "roster_session_start_time_seconds");
+    assertEquals(starts.map((s) => [s.labels, s.value]), [
+      [
+        { agent: "claude", pid: "3", session_id: "S", cwd: "/w" },
+        Date.parse("2026-01-02T03:04:06Z") / 1000,
+      ],
+      [
+        { agent: "claude", pid: "20", session_id: "S", cwd: "/w" },
+        Date.parse("2026-01-02T03:04:05.500Z") / 1000,
+      ],
+      [
+        { agent: "claude", pid: "100", session_id: "", cwd: "/a b" },
+        Date.parse("2026-01-02T03:04:05.500Z") / 1000,
+      ],
+    ]);
   });
   await t.step("every documented label value is a series from the start, at 0", () => {
     const s = samples(new MetricsTally());
