@@ -9,7 +9,7 @@ import { assert, assertEquals, assertMatch } from "../assert.ts";
 import type { Row } from "../../src/registry/row.ts";
 import type { StartOptions } from "./harnesses.ts";
 import type { Kit } from "./kits.ts";
-import { descendants, harnessBin, type HarnessName, Pane, Rig, waitFor } from "./rig.ts";
+import { descendants, harnessBin, type HarnessName, Pane, type Rig, waitFor } from "./rig.ts";
 import { gone, ownRow } from "./scenario.ts";
 
 export interface RestoreCase extends StartOptions {

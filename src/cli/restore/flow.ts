@@ -52,6 +52,8 @@ export interface Timing {
 export interface Restored {
   /** The successor's record; null for a harness that registers only at its first prompt. */
   successor: Row | null;
+  /** The crashed session's record (what its hooks recorded before it died). */
+  predecessor: Row;
   successorPid: number;
   pane: string;
   plan: Plan | null;
@@ -114,18 +116,23 @@ export function shq(s: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The tool calls the session's hooks recorded as open when it died (the activity fields). */
+/**
+ * The tool calls the session's hooks recorded as open when it died, as `roster activity`
+ * writes them (`open_tool_calls`: `{id, name, started_at}`, `name` null where the harness gave
+ * none). A call without a name is named by the words "unnamed tool" and still by its id.
+ */
 export function openToolCalls(row: Row): ToolCall[] {
   const raw = (row as unknown as Record<string, unknown>).open_tool_calls;
   if (!Array.isArray(raw)) return [];
   const calls: ToolCall[] = [];
+  const text = (v: unknown) => typeof v === "string" && v !== "" ? v.slice(0, 256) : null;
   for (const c of raw) {
-    if (typeof c === "string") calls.push({ id: c, name: c });
-    else if (c && typeof c === "object") {
+    if (typeof c === "string") {
+      if (text(c) !== null) calls.push({ id: text(c)!, name: text(c)! });
+    } else if (c && typeof c === "object") {
       const o = c as Record<string, unknown>;
-      const id = typeof o.id === "string" ? o.id : null;
-      const name = typeof o.name === "string" ? o.name : typeof o.tool === "string" ? o.tool : id;
-      if (id !== null && name !== null) calls.push({ id, name });
+      const id = text(o.id);
+      if (id !== null) calls.push({ id, name: text(o.name) ?? text(o.tool) ?? "unnamed tool" });
     }
   }
   return calls;
@@ -287,7 +294,14 @@ export async function relaunch(
   clearAttempts(place.dir, c.key);
   return {
     ok: true,
-    restored: { successor, successorPid: successor.session_pid!, pane: opened.pane, plan, noPlan },
+    restored: {
+      successor,
+      predecessor: row,
+      successorPid: successor.session_pid!,
+      pane: opened.pane,
+      plan,
+      noPlan,
+    },
   };
 }
 
@@ -327,6 +341,7 @@ async function upWithoutHook(
     ok: true,
     restored: {
       successor: null,
+      predecessor: c.row,
       successorPid: opened.pid,
       pane: opened.pane,
       plan: null,
@@ -347,10 +362,41 @@ export interface ContinueResult {
   continuation_id: string | null;
 }
 
-/** The successor's activity as its hooks last recorded it; undefined: its hooks record none. */
-function activityOf(row: Row): string | null | undefined {
-  const v = (row as unknown as Record<string, unknown>).activity;
-  return v === undefined ? undefined : typeof v === "string" ? v : null;
+/**
+ * Pure: whether a session's hooks record activity (`roster activity` in its recipes), told by
+ * its record: a hook of it has said what it was doing at least once.
+ */
+export function recordsActivity(row: Row): boolean {
+  const r = row as unknown as Record<string, unknown>;
+  return typeof r.activity === "string" || typeof r.activity_at === "string";
+}
+
+/** What the successor's activity says of the continue now. */
+export type IdleState =
+  | { kind: "idle" }
+  /** Not yet: look again. */
+  | { kind: "wait"; why: string }
+  /** Never: its hooks cannot say. */
+  | { kind: "never"; why: string };
+
+/**
+ * Pure: the successor's activity as its own hooks recorded it (`activity`, written by
+ * `roster activity` into its own record, null before any hook said). Idle only when the
+ * successor itself said so: a fresh record carries nothing of the predecessor's. With no word
+ * from it yet, it waits only when the predecessor's hooks recorded activity (the same recipes
+ * run in the successor); a predecessor that never recorded any says its hooks cannot tell.
+ */
+export function idleState(predecessor: Row, now: Row): IdleState {
+  const v = (now as unknown as Record<string, unknown>).activity;
+  if (v === "idle") return { kind: "idle" };
+  if (typeof v === "string") return { kind: "wait", why: `the session is ${v}` };
+  if (recordsActivity(predecessor)) {
+    return { kind: "wait", why: "the session has not yet said what it is doing" };
+  }
+  return {
+    kind: "never",
+    why: "its hooks record no activity, so roster cannot tell when it is idle",
+  };
 }
 
 /** The successor's row as it is now, by its path; null when it is gone. */
@@ -384,12 +430,10 @@ export async function sendContinue(
     if (now === null || !(now.liveness === "alive" || now.reason === "hosted")) {
       return none("the resumed session ended first");
     }
-    const activity = activityOf(now);
-    if (activity === undefined) {
-      return none("its hooks record no activity, so roster cannot tell when it is idle");
-    }
-    if (activity !== "idle") {
-      last = `the session is ${activity ?? "not yet reporting"}`;
+    const state = idleState(restored.predecessor, now);
+    if (state.kind === "never") return none(state.why);
+    if (state.kind === "wait") {
+      last = state.why;
       await sleep(500);
       continue;
     }
