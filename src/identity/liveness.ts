@@ -185,7 +185,9 @@ export class LivenessJudge {
 
   /** The verdict on `identity`; `fresh` probes again rather than reuse this call's answer. */
   verdict(identity: ProcessIdentity & { session_id?: string | null }, fresh = false): Verdict {
-    return judgeLiveness(identity, this.here, fresh ? this.#fresh : this.#cached, this.declared);
+    // Never `own-session` here: only the registry knows whether a record of a declared id
+    // has ended or is the newest of its id (registry/lifecycle.ts ownSessionOf).
+    return judgeLiveness(identity, this.here, fresh ? this.#fresh : this.#cached);
   }
 
   #look(fresh: boolean): ProcessLook {

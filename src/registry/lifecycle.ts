@@ -3,7 +3,7 @@
  * a continuation holding it, parking), what register's cleanup and prune do with a row, and
  * the predecessor links `list` shows. The I/O that acts on these decisions is store.ts.
  */
-import type { Verdict } from "../identity/liveness.ts";
+import { ownSessionVerdict, type Verdict } from "../identity/liveness.ts";
 import { parseDuration, parseTime } from "../time.ts";
 import type { SessionLink } from "./record.ts";
 import type { Row } from "./row.ts";
@@ -35,6 +35,37 @@ export function lifecycleVerdict(
     return { liveness: "unknown", reason: "hosted" };
   }
   return judged;
+}
+
+/** What ownSessionOf looks at in a record. */
+export interface OwnSessionFacts {
+  session_id: string | null;
+  ended_at: string | null;
+  parked_at: string | null;
+  successor: SessionLink | null;
+}
+
+/**
+ * Pure: a record seen from another pid namespace of its machine (a harness's tools in their
+ * sandbox) is the caller's own, `alive (own-session)`, only when the caller declares its
+ * session id, the lifecycle has not ended it (stamped ended from its own namespace, parked,
+ * resumed), and it is the newest record of that id (`newest`): session ids outlive processes
+ * (`claude --resume <id>`, `codex resume <id>`, an inner harness inheriting the outer's), so
+ * of several records of one id only the newest can be the caller's. Otherwise the verdict
+ * stands: `unknown (other-pid-ns)`, never `alive`.
+ */
+export function ownSessionOf(
+  record: OwnSessionFacts,
+  judged: Verdict,
+  declared: ReadonlySet<string>,
+  newest: () => boolean,
+): Verdict {
+  const own = ownSessionVerdict(judged, record.session_id, declared);
+  if (own === judged) return judged;
+  if (record.ended_at !== null || record.parked_at !== null || record.successor !== null) {
+    return judged;
+  }
+  return newest() ? own : judged;
 }
 
 /** What the registry does with one examined row: keep it (held, parked: kept, counted), stamp it, remove it. */

@@ -9,8 +9,8 @@
  * candidate right before it acts.
  */
 import { ioError } from "../errors.ts";
-import { join, privateChild, trustedDir, UntrustedError } from "../fs/dir.ts";
-import { readSmallFile } from "../fs/read.ts";
+import { baseName, join, parentOf, privateChild, trustedDir, UntrustedError } from "../fs/dir.ts";
+import { listNames, readSmallFile } from "../fs/read.ts";
 import type { FileResult } from "../fs/result.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import {
@@ -24,7 +24,9 @@ import {
   sessionsDir,
   STORED_NAME,
 } from "./layout.ts";
+import { ownSessionOf } from "./lifecycle.ts";
 import { type SessionRecord, validateRecord } from "./record.ts";
+import { parseTime } from "../time.ts";
 import { malformedRow, recordRow, type Row } from "./row.ts";
 
 /** One file read from the store: a valid record, or why it is not one. */
@@ -99,7 +101,62 @@ export function toRow(entry: Entry, judge: LivenessJudge, fresh = false): Row {
     const host = dirHost(entry.dirName);
     return malformedRow(entry.path, entry.filePid, host, entry.mtimeMs, entry.problem);
   }
-  return recordRow(entry.record, judge.verdict(entry.record, fresh), entry.path);
+  const { record, path } = entry;
+  const judged = ownSessionOf(
+    record,
+    judge.verdict(record, fresh),
+    judge.declared,
+    () => isNewestOfItsId(judge, path, record),
+  );
+  return recordRow(record, judged, path);
+}
+
+/**
+ * Per judge (one call) and store: for each session id the caller declares, the record of that
+ * id (by `<directory>/<file>`) registered last on each host. Read once, and only when a record
+ * of a declared id is seen from another pid namespace: a sandboxed tool's `list` or `whoami`.
+ */
+const newestDeclared = new WeakMap<LivenessJudge, Map<string, Map<string, string>>>();
+
+/** Whether the record at `path` is the newest of its session id on its host in its store. */
+function isNewestOfItsId(judge: LivenessJudge, path: string, record: SessionRecord): boolean {
+  const root = parentOf(parentOf(parentOf(path)));
+  let byStore = newestDeclared.get(judge);
+  if (byStore === undefined) newestDeclared.set(judge, byStore = new Map());
+  let newest = byStore.get(root);
+  if (newest === undefined) byStore.set(root, newest = newestOf(root, judge.declared));
+  return newest.get(`${record.host}\n${record.session_id}`) === fileKey(path);
+}
+
+const fileKey = (path: string) => `${baseName(parentOf(path))}/${baseName(path)}`;
+
+/**
+ * The newest record of each of `ids` on each host of the store at `root` (keyed by host and
+ * id); ties by file key, so every reader picks the same. A store that cannot be read answers
+ * none: the records then stay `unknown`.
+ */
+function newestOf(root: string, ids: ReadonlySet<string>): Map<string, string> {
+  const best = new Map<string, { at: number; key: string }>();
+  try {
+    for (const dirName of listPlaceDirs(root)) {
+      const dir = join(sessionsDir(root), dirName);
+      for (const name of listNames(dir, "Could not read the store")) {
+        const e = readEntry(dir, dirName, name);
+        if (e === null || !e.ok || e.record.session_id === null) continue;
+        if (!ids.has(e.record.session_id)) continue;
+        const id = `${e.record.host}\n${e.record.session_id}`;
+        const at = parseTime(e.record.registered_at) ?? -Infinity;
+        const key = fileKey(e.path);
+        const was = best.get(id);
+        if (was === undefined || at > was.at || (at === was.at && key > was.key)) {
+          best.set(id, { at, key });
+        }
+      }
+    }
+  } catch {
+    return new Map();
+  }
+  return new Map([...best].map(([id, { key }]) => [id, key]));
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Row } from "../../registry/row.ts";
 import type { LivenessJudge } from "../../identity/liveness.ts";
 import { readRecordRow } from "../../registry/store.ts";
 import { EXIT } from "../../exit.ts";
+import { parseTime } from "../../time.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
 import { describeRow, printable } from "../terminal.ts";
@@ -88,15 +89,23 @@ async function fromDeclaredId(
     if (!id) continue;
     let found: Row | null = null;
     forEachRow(ctx.home, judge, (row) => {
-      if (found || row.malformed || row.session_id !== id || row.host !== ctx.host) return;
+      if (row.malformed || row.session_id !== id || row.host !== ctx.host) return;
       if (row.pid_ns === here.pidNs) return; // visible from here: the walk would have found it
       if (here.machineId && row.machine_id && row.machine_id !== here.machineId) return;
-      if (row.liveness === "dead") return;
-      found = row;
+      // Never an ended one: stamped ended from its own namespace, parked, resumed.
+      if (row.liveness === "dead" || row.ended_at != null) return;
+      if (found === null || better(row, found)) found = row;
     });
     if (found) return { row: found, name };
   }
   return null;
+}
+
+/** Of two records of one declared id: the live one (own-session), else the newer. */
+function better(a: Row, b: Row): boolean {
+  if ((a.liveness === "alive") !== (b.liveness === "alive")) return a.liveness === "alive";
+  const at = (r: Row) => (r.registered_at === null ? null : parseTime(r.registered_at)) ?? 0;
+  return at(a) > at(b) || (at(a) === at(b) && a.path > b.path);
 }
 
 /** Nothing to answer with: "not found" (3), apart from a runtime failure (1). */
