@@ -3,7 +3,7 @@
  * and a restore engine run it: resume finds the ended predecessor of a successor that kept its
  * session id, a link is never replaced, re-registering keeps a parked session parked.
  */
-import { assert, assertEquals, assertMatch } from "../assert.ts";
+import { assertEquals, assertMatch } from "../assert.ts";
 import { hostDir, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
 
 type Row = Record<string, unknown> & {
