@@ -124,6 +124,12 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
     "each OS's code paths under its binary's flags, run on Linux (tests/cli/as_os.ts)",
   "tests/scripts/ci_under_load_test.ts": "the load drill is a bash script over /proc",
   "tests/reliability/foreign_proc_test.ts": "pid namespaces and /proc mounts (nsenter, unshare)",
+  "tests/cli/restore_activity_test.ts":
+    "pure, but not yet run under Wine or on macOS (move it to EVERYWHERE once it passes there)",
+  "tests/cli/unregister_refused_test.ts": "spawns sleep; a store refused by POSIX owner and mode",
+  "tests/metrics/hostile_exposition_test.ts": "spawns sleep; Debian's promtool",
+  "tests/registry/own_session_test.ts": "private pid namespaces (unshare), read through /proc",
+  "tests/reliability/textfile_race_test.ts": "symlink races and POSIX modes (chmod)",
   "tests/scripts/ci_stages_test.ts": "the stage runner: setsid process groups, /proc environments",
   "tests/registry/seams_test.ts": "spawns sleep as sessions, read through /proc",
   "tests/scripts/architecture_test.ts": "copies the tree and checks it by Unix paths",
