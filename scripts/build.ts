@@ -12,6 +12,7 @@
  * src/version.ts imports deno.json, which the bundle inlines. Where the compile base (denort)
  * cannot be downloaded, DENORT_BIN names a local one; deno compile reads that variable itself.
  */
+import { manPage } from "../src/cli/man.ts";
 import { VERSION } from "../src/version.ts";
 import { bundle, BundleError, ENTRY, runDeno } from "./bundle.ts";
 
@@ -280,6 +281,11 @@ export async function build(opts: Options): Promise<void> {
   await Deno.writeTextFile(tmp, formatSha256Sums(sums));
   await Deno.rename(tmp, sumsPath);
   console.log(`wrote ${sumsPath}`);
+  // The manual page ships beside the binaries (the release uploads it): the table's, as built.
+  const man = `${opts.out}/roster.1`;
+  await Deno.writeTextFile(`${man}.tmp-${Deno.pid}`, manPage());
+  await Deno.rename(`${man}.tmp-${Deno.pid}`, man);
+  console.log(`wrote ${man}`);
 }
 
 if (import.meta.main) {

@@ -87,6 +87,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/cli/hooks_roundtrip_test.ts": "settings files checked by POSIX mode",
   "tests/cli/hooks_hostile_test.ts": "symlinks, FIFOs (mkfifo) and POSIX modes",
   "tests/cli/doctor_fire_test.ts": "executables on PATH by POSIX mode, symlinks",
+  "tests/cli/man_test.ts": "mandoc and man-db from Debian",
   "tests/cli/list_output_test.ts": "spawns sleep as sessions",
   "tests/cli/ordered_test.ts": "finds the unlinked spill file through /proc/self/fd",
   "tests/cli/schema_test.ts": "spawns sleep as sessions",

@@ -326,6 +326,7 @@ export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
     },
   },
   completions: { summary: "completions --json", schema: object({ shell: str, script: str }) },
+  man: { summary: "man --json: the manual page, roff", schema: object({ page: str }) },
   version: {
     summary: "--version --json",
     schema: object({ name: { const: "roster" }, version: str }),

@@ -345,6 +345,14 @@ export const COMMANDS: CommandSpec[] = [
     load: lazy<typeof import("./commands/completions.ts")>("./commands/completions.ts"),
   },
   {
+    name: "man",
+    summary: "Print the manual page, roster(1), in man(7) format",
+    flags: [],
+    details: "Generated from the command table, like the help. Read it with: " +
+      "roster man | man -l -  (the release ships it as roster.1).",
+    load: lazy<typeof import("./commands/man.ts")>("./commands/man.ts"),
+  },
+  {
     name: "continuation-plan",
     summary: "Plan one automatic continue for an interrupted session",
     flags: [

@@ -28,6 +28,7 @@ function calls(home: string, live: number, dead: number, facts: string): Call[] 
     { args: ["help", "list"] },
     { args: ["schema", "row"] },
     { args: ["completions", "bash"] },
+    { args: ["man"] },
     { args: ["register", "--pid", String(live), "--session-id", "L1", ...h] },
     { args: ["register", "--pid", String(dead), "--session-id", "D1", ...h], env: pane },
     { args: ["list", "--all", ...h] },

@@ -207,7 +207,7 @@ Deno.test("build without a reachable compile base: one line naming DENORT_BIN", 
 });
 
 Deno.test({
-  name: "build with DENORT_BIN: the binary and a SHA256SUMS that vouches for it",
+  name: "build with DENORT_BIN: the binary, a SHA256SUMS that vouches for it, the man page",
   // Deno's own executable serves as a base for the host target only on Linux (ELF, unsigned).
   ignore: Deno.build.os !== "linux",
   async fn() {
@@ -223,7 +223,8 @@ Deno.test({
     // The bundle was built in a temp dir of its own: nothing of it is left in the output.
     assertEquals(
       [...Deno.readDirSync(out.path)].map((e) => e.name).sort(),
-      [name, "SHA256SUMS"].sort(),
+      [name, "SHA256SUMS", "roster.1"].sort(),
     );
+    assertMatch(await Deno.readTextFile(`${out.path}/roster.1`), /^\.TH ROSTER 1 /);
   },
 });
