@@ -4,6 +4,9 @@
  * seconds later, and only then link it and release the plan; later, once its hooks say it is
  * idle, claim and type the one continue. A relaunch that fails is reported with its reason
  * and left restorable.
+ *
+ * Over 400 lines: one session's restore is one sequence (plan, relaunch, verify, link, release,
+ * continue) whose steps share the session's state; split, each part would pass it all along.
  */
 import { checkContinuation } from "../../continuation/check.ts";
 import { createPlan, releasePlan } from "../../continuation/plan.ts";
