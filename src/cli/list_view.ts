@@ -81,6 +81,7 @@ export const COLUMNS: Record<string, { header: string; cell: Cell }> = {
       })`,
   },
   agent: { header: "AGENT", cell: (r) => r.agent || "-" },
+  activity: { header: "ACTIVITY", cell: activityCell },
   runtime: { header: "RUNTIME", cell: (r) => r.runtime ?? "-" },
   age: {
     header: "AGE",
@@ -98,11 +99,25 @@ export const COLUMNS: Record<string, { header: string; cell: Cell }> = {
   detail: { header: "DETAIL", cell: (r) => r.detail ?? "-" },
 };
 
-export const DEFAULT_COLUMNS = ["pid", "liveness", "agent", "runtime", "age", "cwd"];
+/** What the session's hooks last said it does, and how many tool calls it has open. */
+function activityCell(r: Row): string {
+  if (!r.activity) return "-";
+  const n = r.open_tool_calls?.length ?? 0;
+  return n === 0 ? r.activity : `${r.activity} (${n} tool${n === 1 ? "" : "s"})`;
+}
+
+/**
+ * Columns the default layouts show only when some row has a value for them: a store whose
+ * hooks record no activity prints the table it always did.
+ */
+export const SHOWN_WHEN_SET = new Set(["activity"]);
+
+export const DEFAULT_COLUMNS = ["pid", "liveness", "agent", "activity", "runtime", "age", "cwd"];
 export const WIDE_COLUMNS = [
   "pid",
   "liveness",
   "agent",
+  "activity",
   "runtime",
   "age",
   "session_id",

@@ -104,6 +104,14 @@ const RECORD_PROPS: Record<string, Schema> = {
   continuation: orNull(CONTINUATION_HOLD),
   /** The pid is a shared server hosting this session among others (Codex's app-server). */
   hosted: bool,
+  /** What the session's hooks last said it does (`roster activity`); null before any did. */
+  activity: { enum: ["working", "waiting", "idle", null] },
+  activity_at: ntime,
+  /** Tool calls its harness started and has not said finished, oldest first. */
+  open_tool_calls: {
+    type: "array",
+    items: object({ id: str, name: nstr, started_at: time }),
+  },
 };
 /** Fields a record written by an older roster lacks. */
 const RECORD_OPTIONAL = [
@@ -115,6 +123,9 @@ const RECORD_OPTIONAL = [
   "successor",
   "continuation",
   "hosted",
+  "activity",
+  "activity_at",
+  "open_tool_calls",
 ];
 
 const ROW_EXTRA = {
@@ -273,6 +284,14 @@ export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
       dry_run: { const: true },
     }, ["dry_run", "held", "parked"]),
   },
+  activity: {
+    summary: "activity --json",
+    schema: object({
+      pid: nint,
+      outcome: { enum: ["recorded", "no-record", "not-this-process"] },
+      row: { anyOf: [ROW, { type: "null" }] },
+    }),
+  },
   unregister: {
     summary: "unregister --json",
     schema: object({
@@ -347,13 +366,30 @@ export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
     }),
   },
   wait: {
-    summary: "wait --json",
-    schema: object({
-      outcome: { enum: ["exited", "timeout"] },
-      waited_ms: int,
-      mechanism: WAIT_MECHANISM,
-      pids: { type: "array", items: object({ pid: int, exited: bool }) },
-    }),
+    summary: "wait --json (with --activity: the sessions' activity when it was reached)",
+    schema: {
+      anyOf: [
+        object({
+          outcome: { enum: ["exited", "timeout"] },
+          waited_ms: int,
+          mechanism: WAIT_MECHANISM,
+          pids: { type: "array", items: object({ pid: int, exited: bool }) },
+        }),
+        object({
+          outcome: { enum: ["reached", "timeout"] },
+          waited_ms: int,
+          activity: { enum: ["working", "waiting", "idle"] },
+          sessions: {
+            type: "array",
+            items: object({
+              pid: int,
+              activity: { enum: ["working", "waiting", "idle", null] },
+              activity_at: ntime,
+            }),
+          },
+        }),
+      ],
+    },
   },
   restore: {
     summary: "restore --json: one object per interrupted session, what was done and how it went",

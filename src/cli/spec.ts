@@ -137,6 +137,50 @@ export const COMMANDS: CommandSpec[] = [
     load: lazy<typeof import("./commands/register.ts")>("./commands/register.ts"),
   },
   {
+    name: "activity",
+    summary: "Record what the calling session is doing (for prompt, stop and tool hooks)",
+    flags: [
+      {
+        name: "tool-start",
+        value: "ID",
+        help: "A tool call started (- = the tool_use_id and tool_name of the hook's JSON on stdin)",
+      },
+      {
+        name: "tool-end",
+        value: "ID",
+        help: "A tool call finished (- = from the hook's JSON on stdin, as --tool-start)",
+      },
+      {
+        name: "tool-name",
+        value: "NAME",
+        help: "The tool's name (a call without an id is known by it)",
+      },
+      { ...PID, help: "The session's pid (resolved as register does)" },
+      {
+        name: "session-id",
+        value: "ID",
+        help: "The session, where the pid is a shared server hosting many (- = the hook's " +
+          "JSON on stdin)",
+      },
+      QUIET,
+    ],
+    positionals: {
+      name: "ACTIVITY",
+      min: 0,
+      max: 1,
+      choices: ["working", "waiting", "idle"],
+      usage: "[working|waiting|idle]",
+    },
+    details: "working: a prompt was submitted or a turn started; waiting: the harness asks " +
+      "the person (a permission, a question); idle: the turn ended and the prompt is ready " +
+      "(every open tool call is closed). A tool call starting or ending means working. " +
+      "Written into the session's own record, only while it is still that process's; list " +
+      "shows it (ACTIVITY), `wait --activity` waits for it. No record, or no session to be " +
+      `found, is exit ${EXIT.OK}; it never exits ${EXIT.USAGE} after parsing its flags, which ` +
+      "a harness would read as blocking the tool or the stop.",
+    load: lazy<typeof import("./commands/activity.ts")>("./commands/activity.ts"),
+  },
+  {
     name: "list",
     summary: "Show registered sessions and whether each is alive",
     flags: [
@@ -174,7 +218,8 @@ export const COMMANDS: CommandSpec[] = [
       {
         name: "columns",
         value: "LIST",
-        help: "The columns to show, comma-separated: pid, liveness, agent, runtime, age, cwd, " +
+        help: "The columns to show, comma-separated: pid, liveness, agent, activity, runtime, " +
+          "age, cwd, " +
           "session_id, host, pane, source, path, detail",
       },
       { name: "wide", short: "w", help: "Also show session id, host, tmux pane and source" },
@@ -554,6 +599,12 @@ export const COMMANDS: CommandSpec[] = [
     summary: "Wait until processes, or a session, have ended",
     flags: [
       { name: "session-id", value: "ID", help: "Wait for the live session(s) with this id" },
+      {
+        name: "activity",
+        value: "STATE",
+        choices: ["working", "waiting", "idle"],
+        help: "With --session-id: wait until the session's hooks say this, not for its end",
+      },
       { name: "timeout", value: "DUR", help: "Give up after DUR: 500ms, 90s, 30m, 12h" },
     ],
     positionals: { name: "PID", min: 0, max: 1024, usage: "PID... | --session-id ID" },
@@ -561,7 +612,9 @@ export const COMMANDS: CommandSpec[] = [
       "kqueue; Windows: a process handle); where it cannot, each pid is probed with a backoff " +
       "from 10 ms to 250 ms. A pid with no process, or whose record's " +
       `process is gone, has already ended. Exit code: ${EXIT.OK} all ended; ` +
-      `${EXIT.TIMEOUT} --timeout ran out first; ${EXIT.DEAD} no live session has that --session-id.`,
+      `${EXIT.TIMEOUT} --timeout ran out first; ${EXIT.DEAD} no live session has that --session-id ` +
+      "(with --activity: or it ended first). --activity looks at the records (roster activity) " +
+      "every 10 ms to 250 ms.",
     load: lazy<typeof import("./commands/wait.ts")>("./commands/wait.ts"),
   },
   {

@@ -1,6 +1,13 @@
 /** Human output: the `list` table and one-line row descriptions. Colour only on a terminal. */
 import type { Row } from "../registry/row.ts";
-import { COLUMNS, cut, DEFAULT_COLUMNS, fitWidths } from "./list_view.ts";
+import {
+  COLUMNS,
+  cut,
+  DEFAULT_COLUMNS,
+  fitWidths,
+  SHOWN_WHEN_SET,
+  WIDE_COLUMNS,
+} from "./list_view.ts";
 import { printable } from "./terminal.ts";
 
 const COLOURS = { alive: "\x1b[32m", dead: "\x1b[31m", unknown: "\x1b[33m" } as const;
@@ -38,6 +45,13 @@ export interface TableOptions {
   sourced?: boolean;
 }
 
+/** Whether `columns` are one of the layouts list picks itself (default, wide, --discover). */
+function defaultLayout(columns: readonly string[]): boolean {
+  return columns === DEFAULT_COLUMNS || columns === WIDE_COLUMNS || columns === SOURCED_COLUMNS;
+}
+
+const SOURCED_COLUMNS = ["pid", "liveness", "agent", "activity", "source", "runtime", "age", "cwd"];
+
 /**
  * A plain-text table built one row at a time, so that a store of any size is printed in
  * memory bounded by a row: `cells` turns a row into one line of text to keep (its cells, made
@@ -51,6 +65,8 @@ export class Table {
   readonly #specs: { header: string; cell: (row: Row, now: number) => string }[];
   readonly #natural: number[];
   readonly #livenessAt: number;
+  /** Per column: shown (a column named by --columns always is; SHOWN_WHEN_SET once set). */
+  readonly #shown: boolean[];
   #widths: number[] | null = null;
 
   constructor(
@@ -59,16 +75,25 @@ export class Table {
     { columns, headers = true, width = null, sourced = false }: TableOptions = {},
   ) {
     this.#columns = columns ??
-      (sourced ? ["pid", "liveness", "agent", "source", "runtime", "age", "cwd"] : DEFAULT_COLUMNS);
+      (sourced ? SOURCED_COLUMNS : DEFAULT_COLUMNS);
     this.#specs = this.#columns.map((c) => COLUMNS[c]);
     this.#natural = this.#specs.map((c) => headers ? c.header.length : 0);
     this.#livenessAt = this.#columns.indexOf("liveness");
+    this.#shown = this.#columns.map((c) =>
+      columns !== undefined && !defaultLayout(columns) ||
+      !SHOWN_WHEN_SET.has(c)
+    );
     this.headers = headers;
     this.width = width;
   }
 
   readonly headers: boolean;
   readonly width: number | null;
+
+  /** Where the liveness column is among those shown (every column before it always is). */
+  get #livenessShownAt(): number {
+    return this.#shownOf(this.#columns.map((_, i) => i)).indexOf(this.#livenessAt);
+  }
 
   /** One row as text to keep until the layout is known: its liveness, then its cells. */
   cells(r: Row): string {
@@ -82,6 +107,7 @@ export class Table {
       );
       const length = [...cell].length;
       if (length > this.#natural[i]) this.#natural[i] = length;
+      if (cell !== "-") this.#shown[i] = true;
       out.push(cell);
     }
     return out.join("\0");
@@ -89,18 +115,27 @@ export class Table {
 
   #layout(): number[] {
     const minimum = this.#specs.map((c) => Math.min(Math.max(c.header.length, 6), 12));
-    return this.#widths ??= fitWidths(this.#natural, minimum, this.width);
+    return this.#widths ??= fitWidths(
+      this.#shownOf(this.#natural),
+      this.#shownOf(minimum),
+      this.width,
+    );
+  }
+
+  /** The values of the columns shown, in order. */
+  #shownOf<T>(values: T[]): T[] {
+    return values.filter((_, i) => this.#shown[i]);
   }
 
   /** The header line, or null without headers. */
   header(): string | null {
-    return this.headers ? this.#line(this.#specs.map((c) => c.header)) : null;
+    return this.headers ? this.#line(this.#shownOf(this.#specs.map((c) => c.header))) : null;
   }
 
   /** The line of a row kept by `cells`. */
   line(text: string): string {
     const parts = text.split("\0");
-    return this.#line(parts.slice(1), parts[0] as Row["liveness"]);
+    return this.#line(this.#shownOf(parts.slice(1)), parts[0] as Row["liveness"]);
   }
 
   #line(c: string[], liveness?: Row["liveness"]): string {
@@ -108,7 +143,7 @@ export class Table {
     return c.map((v, i) => {
       const shown = cut(v, widths[i]);
       const padded = i === c.length - 1 ? shown : shown + " ".repeat(widths[i] - [...shown].length);
-      return this.colour && liveness && i === this.#livenessAt
+      return this.colour && liveness && i === this.#livenessShownAt
         ? `${COLOURS[liveness]}${padded}\x1b[0m`
         : padded;
     }).join("  ").trimEnd();

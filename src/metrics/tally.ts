@@ -69,6 +69,7 @@ export const OWN_LABELS: readonly string[] = [
   "event",
   "mode",
   "version",
+  "activity",
 ];
 
 export interface TallyOptions {
@@ -93,6 +94,8 @@ export class MetricsTally {
   #starts: { pid: number; sample: Sample }[] = [];
   /** Without session labels: each agent's oldest live session's start, epoch ms. */
   #oldest = new Map<string, number>();
+  /** Live sessions (alive, or hosted by a running server) by agent and activity. */
+  #activity = new Map<string, { agent: string; activity: string; n: number }>();
   #prunable = zeroed(["dead", "malformed"]);
   #keys = zeroed(KEY_STATES);
   #dispatches = zeroed(Object.values(DISPATCH_OUTCOMES));
@@ -109,6 +112,14 @@ export class MetricsTally {
     const entry = this.#sessions.get(id);
     if (entry) entry.n++;
     else this.#sessions.set(id, { agent, liveness: row.liveness, reason: row.reason, n: 1 });
+    if (row.liveness === "alive" || row.reason === "hosted") {
+      // "none": no hook of the session has said what it does (no activity hooks installed).
+      const activity = row.activity ?? "none";
+      const key = JSON.stringify([agent, activity]);
+      const a = this.#activity.get(key);
+      if (a) a.n++;
+      else this.#activity.set(key, { agent, activity, n: 1 });
+    }
     if (row.malformed) bump(this.#prunable, "malformed");
     else if (row.liveness === "dead") bump(this.#prunable, "dead");
     if (row.liveness === "alive" && row.session_pid !== null) {
@@ -179,6 +190,15 @@ export class MetricsTally {
         type: "gauge",
         help: "Registered sessions (records in the store), by agent, liveness and reason.",
         samples: sessions,
+      },
+      {
+        name: "roster_session_activity",
+        type: "gauge",
+        help: "Live sessions (alive, or hosted by a running server) by agent and by what " +
+          "their hooks last said they do (none: nothing said).",
+        samples: [...this.#activity.values()]
+          .sort((a, b) => cmp(a.agent, b.agent) || cmp(a.activity, b.activity))
+          .map((a) => ({ labels: { agent: a.agent, activity: a.activity }, value: a.n })),
       },
       {
         name: "roster_session_start_time_seconds",

@@ -36,6 +36,23 @@ export interface ContinuationHold {
   ledger: string;
 }
 
+/** What a session is doing, as its harness's hooks say (`roster activity`). */
+export const ACTIVITIES = ["working", "waiting", "idle"] as const;
+export type Activity = typeof ACTIVITIES[number];
+
+/** A tool call its harness started and has not said finished (`roster activity --tool-start`). */
+export interface ToolCall {
+  /** The harness's id of the call (else its tool's name, where the harness gives no id). */
+  id: string;
+  name: string | null;
+  started_at: string;
+}
+
+/** The most open tool calls a record keeps: the oldest are dropped past it. */
+export const MAX_OPEN_TOOL_CALLS = 64;
+/** The longest tool call id or name a record keeps. */
+export const MAX_TOOL_TEXT = 256;
+
 /** A session as `register` writes it: the owner's identity, then what the session is. */
 export interface SessionRecord extends ProcessIdentity {
   schema: 1;
@@ -67,6 +84,13 @@ export interface SessionRecord extends ProcessIdentity {
   parked_at: string | null;
   successor: SessionLink | null;
   continuation: ContinuationHold | null;
+  /**
+   * What the session is doing, when its hooks last said (`roster activity`); null before any
+   * hook said. Optional when read (older records lack them), always written.
+   */
+  activity: Activity | null;
+  activity_at: string | null;
+  open_tool_calls: ToolCall[];
 }
 
 /** The lifecycle fields of a session that has not ended, been parked or been planned for. */
@@ -78,6 +102,9 @@ export const NO_LIFECYCLE = {
   parked_at: null,
   successor: null,
   continuation: null,
+  activity: null,
+  activity_at: null,
+  open_tool_calls: [] as ToolCall[],
 } as const;
 
 const isObj = (v: unknown): v is Record<string, unknown> =>
@@ -99,6 +126,17 @@ const successorOk: Check = (v) =>
   (isObj(v) && isValidPid(v.pid) && token(v.start_token) && nullableStr(v.session_id));
 const continuationOk: Check = (v) =>
   v === null || (isObj(v) && str(v.key) && str(v.ledger) && (v.key as string).length > 0);
+
+const activityOk: Check = (v) => v === null || (ACTIVITIES as readonly unknown[]).includes(v);
+const toolText: Check = (v) => typeof v === "string" && v.length > 0 && v.length <= MAX_TOOL_TEXT;
+function toolCallsOk(v: unknown): boolean {
+  if (!Array.isArray(v) || v.length > MAX_OPEN_TOOL_CALLS) return false;
+  for (const c of v) {
+    if (!isObj(c) || !toolText(c.id) || !(c.name === null || toolText(c.name))) return false;
+    if (!time(c.started_at)) return false;
+  }
+  return true;
+}
 
 const FIELDS: [keyof SessionRecord, Check][] = [
   ["schema", (v) => v === SCHEMA],
@@ -130,6 +168,9 @@ const OPTIONAL_FIELDS: [keyof SessionRecord, Check][] = [
   ["parked_at", (v) => v === null || time(v)],
   ["successor", successorOk],
   ["continuation", continuationOk],
+  ["activity", activityOk],
+  ["activity_at", (v) => v === null || time(v)],
+  ["open_tool_calls", toolCallsOk],
 ];
 
 /**
@@ -180,7 +221,10 @@ function isPlainValid(o: RawRecord, filePid: number): boolean {
     (!("ended_reason" in o) || nullableStr(o.ended_reason)) &&
     (!("parked_at" in o) || o.parked_at === null || time(o.parked_at)) &&
     (!("successor" in o) || successorOk(o.successor)) &&
-    (!("continuation" in o) || continuationOk(o.continuation));
+    (!("continuation" in o) || continuationOk(o.continuation)) &&
+    (!("activity" in o) || activityOk(o.activity)) &&
+    (!("activity_at" in o) || o.activity_at === null || time(o.activity_at)) &&
+    (!("open_tool_calls" in o) || toolCallsOk(o.open_tool_calls));
 }
 
 /** A parsed record file's fields, as read (nothing about them checked yet). */
@@ -236,6 +280,15 @@ export function validateRecord(
     continuation: isObj(obj.continuation)
       ? { key: obj.continuation.key as string, ledger: obj.continuation.ledger as string }
       : null,
+    activity: (obj.activity ?? null) as Activity | null,
+    activity_at: (obj.activity_at ?? null) as string | null,
+    open_tool_calls: Array.isArray(obj.open_tool_calls)
+      ? (obj.open_tool_calls as ToolCall[]).map((c) => ({
+        id: c.id,
+        name: c.name,
+        started_at: c.started_at,
+      }))
+      : [],
   };
   return { record };
 }
@@ -292,4 +345,42 @@ export function buildRecord(input: RecordInput): SessionRecord {
     // Last: the field came after the others, and files keep their order.
     hosted: owner.harness?.hosted === true,
   };
+}
+
+/** What one activity hook says (`roster activity`): a state, a tool call started or ended. */
+export interface ActivityChange {
+  activity?: Activity;
+  /** A call without an id (the harness gives none) is known by its tool's name. */
+  toolStart?: { id: string | null; name: string | null };
+  toolEnd?: { id: string | null; name: string | null };
+}
+
+/**
+ * Pure: the record after an activity hook. A tool starting or ending means the session works
+ * (unless the hook names a state); `idle` (the turn ended) closes every open call. A call that
+ * ends is taken out by its id, else the oldest open call of its tool's name; one that starts
+ * again under an id already open is not added twice.
+ */
+export function withActivity(
+  record: SessionRecord,
+  change: ActivityChange,
+  now: number,
+): SessionRecord {
+  const at = isoTime(now);
+  let calls = record.open_tool_calls;
+  if (change.toolEnd) {
+    const { id, name } = change.toolEnd;
+    let i = id === null ? -1 : calls.findIndex((c) => c.id === id);
+    if (i === -1 && name !== null) i = calls.findIndex((c) => c.name === name);
+    if (i !== -1) calls = [...calls.slice(0, i), ...calls.slice(i + 1)];
+  }
+  const start = change.toolStart;
+  const id = start ? start.id ?? start.name : null;
+  if (start && id !== null && (start.id === null || !calls.some((c) => c.id === id))) {
+    calls = [...calls, { id, name: start.name, started_at: at }].slice(-MAX_OPEN_TOOL_CALLS);
+  }
+  const tool = change.toolStart !== undefined || change.toolEnd !== undefined;
+  const activity = change.activity ?? (tool ? "working" : record.activity);
+  if (activity === "idle") calls = [];
+  return { ...record, activity, activity_at: at, open_tool_calls: calls };
 }

@@ -44,6 +44,7 @@ const NULL_RECORD: Readonly<{ [K in keyof SessionRecord]: null }> = {
   registered_at: null,
   registrar: null,
   ...NO_LIFECYCLE,
+  open_tool_calls: null,
 };
 
 /** The row of a valid record at `path`, as judged now. */

@@ -121,9 +121,18 @@ export async function writeRecord(
  * lifecycle's decisions about the process kept (parked, its successor, a continuation's hold).
  */
 export function keptOnRefresh(old: SessionRecord, fresh: SessionRecord): SessionRecord {
-  if (old.parked_at === null && old.successor === null && old.continuation === null) return fresh;
-  return {
+  // What the activity hooks recorded stays too (they hold the lock alone, so none writes now).
+  const activity = old.activity_at === null ? fresh : {
     ...fresh,
+    activity: old.activity,
+    activity_at: old.activity_at,
+    open_tool_calls: old.open_tool_calls,
+  };
+  if (old.parked_at === null && old.successor === null && old.continuation === null) {
+    return activity;
+  }
+  return {
+    ...activity,
     parked_at: old.parked_at,
     successor: old.successor,
     continuation: old.continuation,

@@ -48,6 +48,9 @@ const RECORD: SessionRecord = {
   parked_at: null,
   successor: { pid: 77, start_token: null, session_id: "s-2" },
   continuation: { key: "k", ledger: "/l" },
+  activity: "working",
+  activity_at: "2026-12-01T11:04:00.000Z",
+  open_tool_calls: [{ id: "toolu_1", name: "Bash", started_at: "2026-12-01T11:03:59.000Z" }],
 };
 
 /** Strings that each take another turn of the writer: escapes, controls, non-ASCII, unsafe. */

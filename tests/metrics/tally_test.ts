@@ -118,6 +118,22 @@ Deno.test("tally: rows", async (t) => {
     assertEquals(valueOf(s, "roster_prunable_records", { kind: "dead" }), 2);
     assertEquals(valueOf(s, "roster_prunable_records", { kind: "malformed" }), 1);
   });
+  await t.step("live sessions by agent and activity; dead ones not counted", () => {
+    const tally = new MetricsTally();
+    tally.addRow(row({ session_pid: 1, activity: "working" }));
+    tally.addRow(row({ session_pid: 2, activity: "working" }));
+    tally.addRow(row({ session_pid: 3, activity: "idle" }));
+    tally.addRow(row({ session_pid: 4 }));
+    tally.addRow(row({ session_pid: 5, agent: "codex", liveness: "unknown", reason: "hosted" }));
+    tally.addRow(row({ session_pid: 6, liveness: "dead", reason: "exited", activity: "waiting" }));
+    const s = samples(tally).filter((x) => x.name === "roster_session_activity");
+    assertEquals(s.map((x) => [x.labels, x.value]), [
+      [{ agent: "claude", activity: "idle" }, 1],
+      [{ agent: "claude", activity: "none" }, 1],
+      [{ agent: "claude", activity: "working" }, 2],
+      [{ agent: "codex", activity: "none" }, 1],
+    ]);
+  });
   await t.step("start times: alive rows only, each agent's oldest, no pid label", () => {
     const tally = new MetricsTally();
     tally.addRow(row({ session_pid: 20 }));

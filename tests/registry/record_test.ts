@@ -1,10 +1,13 @@
 import { assert, assertEquals } from "../assert.ts";
 import {
   buildRecord,
+  MAX_OPEN_TOOL_CALLS,
   NO_LIFECYCLE,
   type RecordInput,
   recordProblem,
+  type SessionRecord,
   validateRecord,
+  withActivity,
 } from "../../src/registry/record.ts";
 import { hostDirName, STORED_NAME, storedPid } from "../../src/registry/layout.ts";
 import { parseTime } from "../../src/time.ts";
@@ -348,4 +351,45 @@ Deno.test("storedPid reads exactly the names STORED_NAME matches, and their pid"
     assertEquals(storedPid(name), m ? Number(m[1]) : 0, JSON.stringify(name));
   }
   assert(matched > 1000 && matched < 18000, `${matched} matched`);
+});
+
+Deno.test("withActivity: what one activity hook changes in a record", async (t) => {
+  const base = goodRecord() as SessionRecord;
+  const now = Date.parse("2026-12-02T05:00:00Z");
+  await t.step("a tool starting means working; idle closes every call", () => {
+    const a = withActivity(base, { toolStart: { id: "t1", name: "Bash" } }, now);
+    assertEquals([a.activity, a.open_tool_calls.length], ["working", 1]);
+    const b = withActivity(a, { activity: "waiting" }, now + 1);
+    assertEquals([b.activity, b.open_tool_calls.length], ["waiting", 1]);
+    const c = withActivity(b, { activity: "idle" }, now + 2);
+    assertEquals([c.activity, c.open_tool_calls, c.activity_at], [
+      "idle",
+      [],
+      "2026-12-02T05:00:00.002Z",
+    ]);
+  });
+  await t.step("at most MAX_OPEN_TOOL_CALLS, the oldest dropped; the result validates", () => {
+    let r = base;
+    for (let i = 0; i < MAX_OPEN_TOOL_CALLS + 3; i++) {
+      r = withActivity(r, { toolStart: { id: `c${i}`, name: null } }, now);
+    }
+    assertEquals(r.open_tool_calls.length, MAX_OPEN_TOOL_CALLS);
+    assertEquals(r.open_tool_calls[0].id, "c3");
+    const checked = validateRecord(JSON.parse(JSON.stringify(r)), r.session_pid);
+    assert("record" in checked, JSON.stringify(checked));
+  });
+  await t.step("bad activity fields make a malformed record, by both checks", () => {
+    for (
+      const bad of [
+        { activity: "busy" },
+        { activity_at: "yesterday" },
+        { open_tool_calls: [{ id: "", name: null, started_at: "2026-12-02T05:00:00Z" }] },
+        { open_tool_calls: {} },
+      ]
+    ) {
+      const value = JSON.parse(JSON.stringify({ ...base, ...bad }));
+      assert("problem" in validateRecord(value, base.session_pid), JSON.stringify(bad));
+      assert(recordProblem(value, base.session_pid) !== null, JSON.stringify(bad));
+    }
+  });
 });

@@ -7,6 +7,8 @@ import { EXIT } from "../../exit.ts";
 import { RosterError, UsageError } from "../../errors.ts";
 import { parsePid } from "../../identity/pid.ts";
 import { type ExitWatch, waitMechanism, watchExit } from "../../process/exit_wait.ts";
+import { lifecycleVerdict } from "../../registry/lifecycle.ts";
+import type { SessionRecord } from "../../registry/record.ts";
 import type { Row } from "../../registry/row.ts";
 import { streamRows } from "../../registry/scan.ts";
 import { readRecordRow } from "../../registry/store.ts";
@@ -24,6 +26,16 @@ class TimeoutError extends RosterError {
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const sessionId = args.get("session-id");
+  const activity = args.get("activity");
+  if (activity !== undefined) {
+    if (sessionId === undefined || args.positionals.length > 0) {
+      throw new UsageError(
+        "--activity waits for a session: give --session-id ID, not PIDs. Usage: roster wait " +
+          "--activity working|waiting|idle --session-id ID",
+      );
+    }
+    return await waitForActivity(ctx, sessionId, activity, args.get("timeout"));
+  }
   if (sessionId !== undefined && args.positionals.length > 0) {
     throw new UsageError(
       "Give either PIDs or --session-id, not both. Usage: roster wait PID... | --session-id ID",
@@ -104,5 +116,80 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   }
   // The pending waits run on threads that never return for a live process: exit now.
   for (const w of watches) w.close();
+  return 0;
+}
+
+/** The longest pause between two looks at the records while waiting for an activity. */
+const MAX_POLL_MS = 250;
+
+/**
+ * `wait --activity STATE --session-id ID`: until every live session with that id on this host
+ * (a hosted one included) says STATE, by its hooks' records, looked at with a backoff from
+ * 10 ms to 250 ms. A session that ends before it gets there is "not found" (3), as is none.
+ */
+async function waitForActivity(
+  ctx: Context,
+  sessionId: string,
+  activity: string,
+  timeoutText: string | undefined,
+): Promise<number> {
+  const timeoutMs = timeoutText === undefined ? null : parseDuration(timeoutText, "--timeout");
+  const judge = await ctx.judge();
+  const started = performance.now();
+  // Judged afresh at every look: a session that ended meanwhile must not be waited for.
+  const live = (r: Row) => {
+    if (r.host !== ctx.host || r.session_pid === null || r.malformed) return false;
+    const record = r as SessionRecord;
+    const v = lifecycleVerdict(record, judge.verdict(record, true));
+    return v.liveness === "alive" || v.reason === "hosted";
+  };
+  const look = () => {
+    const rows: Row[] = [];
+    for (const r of streamRows(ctx.home, judge, (f) => f.session_id === sessionId)) {
+      if (live(r)) rows.push(r);
+    }
+    return rows;
+  };
+  let rows = look();
+  if (rows.length === 0) {
+    throw new NoSessionError(`No live session with --session-id ${sessionId} on this host`);
+  }
+  const pids = rows.map((r) => r.session_pid!);
+  let pause = 10;
+  let outcome: "reached" | "timeout" = "reached";
+  while (!rows.every((r) => r.activity === activity)) {
+    const waited = performance.now() - started;
+    if (timeoutMs !== null && waited >= timeoutMs) {
+      outcome = "timeout";
+      break;
+    }
+    const left = timeoutMs === null ? pause : Math.min(pause, timeoutMs - waited);
+    await new Promise((ok) => setTimeout(ok, Math.max(left, 0)));
+    pause = Math.min(pause * 2, MAX_POLL_MS);
+    rows = look();
+    const gone = pids.filter((p) => !rows.some((r) => r.session_pid === p));
+    if (gone.length > 0) {
+      throw new NoSessionError(
+        `Session ${sessionId} ended before it was ${activity}: pid ${gone.join(" ")}`,
+      );
+    }
+  }
+  if (ctx.json) {
+    ctx.printJson({
+      outcome,
+      waited_ms: Math.round(performance.now() - started),
+      activity,
+      sessions: rows.map((r) => ({
+        pid: r.session_pid,
+        activity: r.activity,
+        activity_at: r.activity_at,
+      })),
+    });
+  }
+  if (outcome === "timeout") {
+    const still = rows.filter((r) => r.activity !== activity)
+      .map((r) => `${r.session_pid} (${r.activity ?? "no activity recorded"})`);
+    throw new TimeoutError(`Timed out after ${timeoutText}: not ${activity}: ${still.join(" ")}`);
+  }
   return 0;
 }

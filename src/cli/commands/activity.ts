@@ -1,0 +1,168 @@
+/**
+ * `roster activity [working|waiting|idle] [--tool-start ID] [--tool-end ID]` (prompt, stop,
+ * notification and tool hooks): what the calling session is doing, written into its record.
+ */
+import { EnvEncodingError, envVar } from "../../env.ts";
+import { RosterError, UsageError } from "../../errors.ts";
+import { NoOwnerError, resolveOwner } from "../../registry/owner.ts";
+import { type Activity, type ActivityChange, MAX_TOOL_TEXT } from "../../registry/record.ts";
+import { recordActivity } from "../../registry/store_activity.ts";
+import type { Parsed } from "../args.ts";
+import type { Context } from "../context.ts";
+import { describeRow } from "../terminal.ts";
+
+/** The most of a hook's stdin read (a tool's output can be large; the ids come last). */
+const MAX_INPUT = 64 * 1024 * 1024;
+
+/**
+ * The hook's JSON on stdin, read once and only when a flag says `-`. Null where it is not a
+ * JSON object; a cut-off input still gives the fields a scan finds.
+ */
+function hookInput(): () => Record<string, unknown> | null {
+  let value: Record<string, unknown> | null | undefined;
+  return (): Record<string, unknown> | null => {
+    if (value !== undefined) return value;
+    const text = readStdin();
+    try {
+      const v = JSON.parse(text);
+      value = typeof v === "object" && v !== null && !Array.isArray(v) ? v : null;
+    } catch {
+      value = scanFields(text);
+    }
+    return value ?? null;
+  };
+}
+
+function readStdin(): string {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const buf = new Uint8Array(65536);
+  while (total < MAX_INPUT) {
+    let n: number | null;
+    try {
+      n = Deno.stdin.readSync(buf);
+    } catch {
+      break;
+    }
+    if (n === null || n === 0) break;
+    chunks.push(buf.slice(0, n));
+    total += n;
+  }
+  const all = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    all.set(c, off);
+    off += c.length;
+  }
+  return new TextDecoder().decode(all);
+}
+
+/** The top-level string fields a hook's input names its session and tool call by. */
+const FIELDS = ["session_id", "tool_use_id", "tool_call_id", "tool_name"];
+
+/** Pure: those fields found in text that is not whole JSON (a cut-off input). */
+function scanFields(text: string): Record<string, unknown> | null {
+  const out: Record<string, unknown> = {};
+  for (const f of FIELDS) {
+    const m = new RegExp(`"${f}"\\s*:\\s*"((?:[^"\\\\]|\\\\.){1,${MAX_TOOL_TEXT}})"`).exec(text);
+    if (m) {
+      try {
+        out[f] = JSON.parse(`"${m[1]}"`);
+      } catch { /* not a string after all */ }
+    }
+  }
+  return Object.keys(out).length > 0 ? out : null;
+}
+
+/** A string field of the hook's input, cut to what a record keeps; null when absent. */
+function field(input: Record<string, unknown> | null, ...names: string[]): string | null {
+  for (const n of names) {
+    const v = input?.[n];
+    if (typeof v === "string" && v !== "") return v.slice(0, MAX_TOOL_TEXT);
+  }
+  return null;
+}
+
+/** A flag's value cut to what a record keeps; `-` takes it from the hook's input. */
+function toolCall(
+  args: Parsed,
+  flag: string,
+  input: () => Record<string, unknown> | null,
+): ActivityChange["toolStart"] {
+  const v = args.get(flag);
+  if (v === undefined) return undefined;
+  const name = args.get("tool-name")?.slice(0, MAX_TOOL_TEXT) ||
+    (v === "-" ? field(input(), "tool_name") : null);
+  const id = v === "-" ? field(input(), "tool_use_id", "tool_call_id") : v.slice(0, MAX_TOOL_TEXT);
+  return { id: id || null, name };
+}
+
+export async function run(ctx: Context, args: Parsed): Promise<number> {
+  const state = args.positionals[0] as Activity | undefined;
+  if (state === undefined && !args.has("tool-start") && !args.has("tool-end")) {
+    throw new UsageError(
+      "Missing activity: give working, waiting or idle, or --tool-start or --tool-end",
+    );
+  }
+  const input = hookInput();
+  const change: ActivityChange = {
+    activity: state,
+    toolStart: toolCall(args, "tool-start", input),
+    toolEnd: toolCall(args, "tool-end", input),
+  };
+  const quiet = args.has("quiet");
+  const nothing = (why: string, outcome = "no-record", pid: number | null = null) => {
+    if (ctx.json && !quiet) ctx.printJson({ pid, outcome, row: null });
+    if (!quiet) ctx.err(`roster: Nothing recorded: ${why}`);
+    return 0;
+  };
+  const judge = await ctx.judge();
+  let owner;
+  try {
+    owner = resolveOwner(
+      { flagPid: args.get("pid"), env: envVar, selfPid: Deno.pid, selfPpid: Deno.ppid },
+      judge.cachedBackend(),
+    );
+  } catch (err) {
+    // A hook must never fail its session, nor block it: harnesses read exit 2 from a tool or
+    // stop hook as "block this" (Claude Code, Codex), so a session that cannot be told is 0.
+    if (err instanceof NoOwnerError || err instanceof EnvEncodingError) {
+      return nothing(err.message);
+    }
+    if (err instanceof UsageError) throw new RosterError(err.message);
+    throw err;
+  }
+  let sessionId: string | null = null;
+  if (owner.harness?.hosted) {
+    const flag = args.get("session-id");
+    sessionId = flag === "-" ? field(input(), "session_id") : flag || null;
+    if (sessionId === null) {
+      return nothing(
+        `pid ${owner.pid} is a shared server hosting many sessions; pass --session-id`,
+        "no-record",
+        owner.pid,
+      );
+    }
+  }
+  const result = await recordActivity(ctx.home, ctx.host, judge, owner.pid, sessionId, change);
+  if (result.outcome === "no-record") {
+    return nothing(`no record for pid ${owner.pid}`, "no-record", owner.pid);
+  }
+  if (result.outcome === "not-this-process") {
+    return nothing(
+      `the record of pid ${owner.pid} is not this process's`,
+      "not-this-process",
+      owner.pid,
+    );
+  }
+  if (quiet) return 0;
+  if (ctx.json) ctx.printJson({ pid: owner.pid, outcome: result.outcome, row: result.row });
+  else {
+    const calls = result.row.open_tool_calls ?? [];
+    ctx.out(
+      `Recorded ${result.row.activity} for ${describeRow(result.row)}` +
+        (calls.length > 0 ? `, ${calls.length} open tool call(s)` : ""),
+    );
+  }
+  return 0;
+}

@@ -1,0 +1,62 @@
+/**
+ * The store's side of `roster activity`: what a session's hooks say it is doing, written into
+ * its own record (re-read under the place directory's lock, replaced atomically). Loaded only
+ * by that command, which runs on every prompt and tool call (store.ts).
+ */
+import { withLock } from "../fs/flock.ts";
+import { writeAtomic } from "../fs/write.ts";
+import type { LivenessJudge } from "../identity/liveness.ts";
+import { placeDirNames, recordName } from "./layout.ts";
+import { type ActivityChange, withActivity } from "./record.ts";
+import { recordRow, type Row } from "./row.ts";
+import { openStore, placeDirIn, readEntry, recordJson } from "./store.ts";
+
+/** What an activity hook found: its record changed, or why nothing was written. */
+export type ActivityOutcome =
+  | { outcome: "recorded"; row: Row }
+  | { outcome: "no-record"; row: null }
+  /** The pid's record is another process's, or not valid: it is left as it is. */
+  | { outcome: "not-this-process"; row: Row | null };
+
+/**
+ * Records `change` in the record of the live session `pid` (with `hostedSession`, that session
+ * of the shared server `pid`). Only while the record is still that process's (its start token
+ * matches the process now): the late hook of a session that has gone never writes into the
+ * record of a newer one that got its pid. The lock is held alone, so the read-change-write
+ * never interleaves with another activity hook (parallel tool calls) or a register (which
+ * holds it shared and carries these fields over on a refresh).
+ */
+export async function recordActivity(
+  home: string,
+  host: string,
+  judge: LivenessJudge,
+  pid: number,
+  hostedSession: string | null,
+  change: ActivityChange,
+  now = Date.now(),
+): Promise<ActivityOutcome> {
+  const root = openStore(home, false);
+  if (root === null) return { outcome: "no-record", row: null };
+  const name = recordName(pid, hostedSession);
+  for (const dirName of placeDirNames({ ...judge.here, host })) {
+    const dir = placeDirIn(root, dirName, false);
+    if (dir === null || readEntry(dir, dirName, name) === null) continue;
+    return await withLock(dir, (): ActivityOutcome => {
+      const entry = readEntry(dir, dirName, name);
+      if (entry === null) return { outcome: "no-record", row: null };
+      if (!entry.ok) return { outcome: "not-this-process", row: null };
+      const verdict = judge.verdict(entry.record, true);
+      const own = verdict.reason === "running" || verdict.reason === "pid-only";
+      if (!own) {
+        return {
+          outcome: "not-this-process",
+          row: recordRow(entry.record, verdict, entry.path),
+        };
+      }
+      const next = withActivity(entry.record, change, now);
+      writeAtomic(entry.path, recordJson(next), false);
+      return { outcome: "recorded", row: recordRow(next, verdict, entry.path) };
+    });
+  }
+  return { outcome: "no-record", row: null };
+}

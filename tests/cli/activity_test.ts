@@ -1,0 +1,192 @@
+/**
+ * `roster activity` end to end, as a hook runs it: what it writes into the session's record,
+ * what list, list --json, register and wait --activity make of it, and that concurrent hooks
+ * (parallel tool calls, a register at the same time) lose no call and tear no record.
+ */
+import { assert, assertEquals, assertMatch } from "../assert.ts";
+import { hostDir, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+
+interface ActivityRow {
+  session_pid: number;
+  activity: string | null;
+  activity_at: string | null;
+  open_tool_calls: { id: string; name: string | null; started_at: string }[];
+}
+
+Deno.test("roster activity", async (t) => {
+  await using dir = await tempDir();
+  const home = `${dir.path}/home`;
+  await using s = spawnSleeper();
+  const pid = String(s.pid);
+  const at = ["--home", home, "--pid", pid];
+  const row = async () =>
+    (await rosterJson<ActivityRow[]>(home, ["list", "--all"])).find((r) =>
+      r.session_pid === s.pid
+    )!;
+  await roster(["register", ...at, "--agent", "claude", "--session-id", "S1", "-q"]);
+
+  await t.step("a record before any hook said: null activity, no open calls", async () => {
+    const r = await row();
+    assertEquals([r.activity, r.activity_at, r.open_tool_calls], [null, null, []]);
+    const table = await roster(["list", "--home", home]);
+    assert(!table.stdout.includes("ACTIVITY"), table.stdout);
+  });
+
+  await t.step("working, then tool calls from flags and from the hook's JSON", async () => {
+    assertEquals((await roster(["activity", "working", ...at, "-q"])).code, 0);
+    assertEquals((await row()).activity, "working");
+    const hook = JSON.stringify({
+      session_id: "S1",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "sleep 60" },
+      tool_use_id: "toolu_01",
+    });
+    const r = await roster(["activity", "--tool-start", "-", ...at, "--json"], { stdin: hook });
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(JSON.parse(r.stdout).outcome, "recorded");
+    await roster(["activity", "--tool-start", "t2", "--tool-name", "Read", ...at, "-q"]);
+    const calls = (await row()).open_tool_calls.map((c) => [c.id, c.name]);
+    assertEquals(calls, [["toolu_01", "Bash"], ["t2", "Read"]]);
+    const table = await roster(["list", "--home", home]);
+    assertMatch(table.stdout, /ACTIVITY/);
+    assertMatch(table.stdout, /working \(2 tools\)/);
+  });
+
+  await t.step("the same call started twice is open once; an end takes it out", async () => {
+    await roster(["activity", "--tool-start", "t2", "--tool-name", "Read", ...at, "-q"]);
+    assertEquals((await row()).open_tool_calls.length, 2);
+    const post = JSON.stringify({
+      tool_name: "Bash",
+      tool_response: "x".repeat(100_000),
+      tool_use_id: "toolu_01",
+    });
+    await roster(["activity", "--tool-end", "-", ...at, "-q"], { stdin: post });
+    assertEquals((await row()).open_tool_calls.map((c) => c.id), ["t2"]);
+  });
+
+  await t.step("calls without ids are known by their tool's name, duplicates kept", async () => {
+    for (let i = 0; i < 2; i++) {
+      await roster(["activity", "--tool-start", "-", ...at, "-q"], {
+        stdin: JSON.stringify({ tool_name: "run_shell_command" }),
+      });
+    }
+    await roster(["activity", "--tool-end", "-", ...at, "-q"], {
+      stdin: JSON.stringify({ tool_name: "run_shell_command" }),
+    });
+    assertEquals((await row()).open_tool_calls.map((c) => c.id), ["t2", "run_shell_command"]);
+  });
+
+  await t.step("waiting keeps the open calls; a register refresh keeps all of it", async () => {
+    await roster(["activity", "waiting", ...at, "-q"]);
+    await roster(["register", ...at, "--agent", "claude", "--session-id", "S1", "-q"]);
+    const r = await row();
+    assertEquals(r.activity, "waiting");
+    assertEquals(r.open_tool_calls.length, 2);
+  });
+
+  await t.step("idle closes every open call", async () => {
+    await roster(["activity", "idle", ...at, "-q"]);
+    const r = await row();
+    assertEquals([r.activity, r.open_tool_calls], ["idle", []]);
+  });
+
+  await t.step("no state and no tool flag is a usage error", async () => {
+    const r = await roster(["activity", ...at]);
+    assertEquals(r.code, 2);
+    assertMatch(r.stderr, /Missing activity/);
+  });
+
+  await t.step("a pid without a record: nothing written, exit 0, said on stderr", async () => {
+    await using other = spawnSleeper();
+    const r = await roster(["activity", "idle", "--home", home, "--pid", String(other.pid)]);
+    assertEquals(r.code, 0);
+    assertMatch(r.stderr, /Nothing recorded: no record for pid/);
+    const q = await roster(["activity", "idle", "--home", home, "--pid", String(other.pid), "-q"]);
+    assertEquals([q.code, q.stderr], [0, ""]);
+  });
+
+  await t.step("a record of another process under the pid is left as it was", async () => {
+    const path = `${hostDir(home)}/${pid}.json`;
+    const before = JSON.parse(Deno.readTextFileSync(path));
+    const stale = { ...before, start_token: "1", activity: "working" };
+    Deno.writeTextFileSync(path, JSON.stringify(stale, null, 2) + "\n");
+    const r = await roster(["activity", "idle", ...at, "--json"]);
+    assertEquals(r.code, 0);
+    assertEquals(JSON.parse(r.stdout).outcome, "not-this-process");
+    assertEquals(JSON.parse(Deno.readTextFileSync(path)).activity, "working");
+    Deno.writeTextFileSync(path, JSON.stringify(before, null, 2) + "\n");
+  });
+});
+
+Deno.test("roster activity: 12 parallel tool calls and a register at once lose nothing", async () => {
+  await using dir = await tempDir();
+  const home = `${dir.path}/home`;
+  await using s = spawnSleeper();
+  const at = ["--home", home, "--pid", String(s.pid)];
+  await roster(["register", ...at, "--agent", "claude", "-q"]);
+  const starts = Array.from(
+    { length: 12 },
+    (_, i) => roster(["activity", "--tool-start", `call-${i}`, ...at, "-q"]),
+  );
+  const registers = Array.from(
+    { length: 3 },
+    () => roster(["register", ...at, "--agent", "claude", "-q"]),
+  );
+  for (const r of await Promise.all([...starts, ...registers])) assertEquals(r.code, 0, r.stderr);
+  const rows = await rosterJson<ActivityRow[]>(home, ["list", "--all"]);
+  const ids = rows[0].open_tool_calls.map((c) => c.id).sort();
+  assertEquals(ids, Array.from({ length: 12 }, (_, i) => `call-${i}`).sort());
+});
+
+Deno.test("roster wait --activity", async (t) => {
+  await using dir = await tempDir();
+  const home = `${dir.path}/home`;
+  await using s = spawnSleeper();
+  const at = ["--home", home, "--pid", String(s.pid)];
+  await roster(["register", ...at, "--agent", "claude", "--session-id", "W1", "-q"]);
+  await roster(["activity", "working", ...at, "-q"]);
+  const wait = (...more: string[]) =>
+    roster(["wait", "--activity", "idle", "--session-id", "W1", "--home", home, ...more]);
+
+  await t.step("times out (124) while the session works", async () => {
+    const r = await wait("--timeout", "300ms");
+    assertEquals(r.code, 124);
+    assertMatch(r.stderr, /not idle: \d+ \(working\)/);
+  });
+
+  await t.step("returns once the session's hook says idle", async () => {
+    const waiting = wait("--json", "--timeout", "60s");
+    await new Promise((ok) => setTimeout(ok, 300));
+    await roster(["activity", "idle", ...at, "-q"]);
+    const r = await waiting;
+    assertEquals(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assertEquals([out.outcome, out.sessions[0].activity], ["reached", "idle"]);
+  });
+
+  await t.step("no such live session, or PIDs given: 3 and 2", async () => {
+    const none = await roster([
+      "wait",
+      "--activity",
+      "idle",
+      "--session-id",
+      "nope",
+      "--home",
+      home,
+    ]);
+    assertEquals(none.code, 3);
+    const pids = await roster(["wait", "--activity", "idle", String(s.pid), "--home", home]);
+    assertEquals(pids.code, 2);
+  });
+
+  await t.step("a session that ends before it gets there: 3", async () => {
+    await roster(["activity", "working", ...at, "-q"]);
+    const waiting = wait("--timeout", "60s");
+    await new Promise((ok) => setTimeout(ok, 300));
+    await s.kill();
+    const r = await waiting;
+    assertEquals(r.code, 3);
+    assertMatch(r.stderr, /ended before it was idle/);
+  });
+});
