@@ -137,50 +137,6 @@ export const COMMANDS: CommandSpec[] = [
     load: lazy<typeof import("./commands/register.ts")>("./commands/register.ts"),
   },
   {
-    name: "activity",
-    summary: "Record what the calling session is doing (for prompt, stop and tool hooks)",
-    flags: [
-      {
-        name: "tool-start",
-        value: "ID",
-        help: "A tool call started (- = the tool_use_id and tool_name of the hook's JSON on stdin)",
-      },
-      {
-        name: "tool-end",
-        value: "ID",
-        help: "A tool call finished (- = from the hook's JSON on stdin, as --tool-start)",
-      },
-      {
-        name: "tool-name",
-        value: "NAME",
-        help: "The tool's name (a call without an id is known by it)",
-      },
-      { ...PID, help: "The session's pid (resolved as register does)" },
-      {
-        name: "session-id",
-        value: "ID",
-        help: "The session, where the pid is a shared server hosting many (- = the hook's " +
-          "JSON on stdin)",
-      },
-      QUIET,
-    ],
-    positionals: {
-      name: "ACTIVITY",
-      min: 0,
-      max: 1,
-      choices: ["working", "waiting", "idle"],
-      usage: "[working|waiting|idle]",
-    },
-    details: "working: a prompt was submitted or a turn started; waiting: the harness asks " +
-      "the person (a permission, a question); idle: the turn ended and the prompt is ready " +
-      "(every open tool call is closed). A tool call starting or ending means working. " +
-      "Written into the session's own record, only while it is still that process's; list " +
-      "shows it (ACTIVITY), `wait --activity` waits for it. No record, or no session to be " +
-      `found, is exit ${EXIT.OK}; it never exits ${EXIT.USAGE} after parsing its flags, which ` +
-      "a harness would read as blocking the tool or the stop.",
-    load: lazy<typeof import("./commands/activity.ts")>("./commands/activity.ts"),
-  },
-  {
     name: "list",
     summary: "Show registered sessions and whether each is alive",
     flags: [
@@ -262,6 +218,50 @@ export const COMMANDS: CommandSpec[] = [
     details: "Removes the record only while it is still that process's (same pid and start " +
       "token). No record is not an error: exit 0.",
     load: lazy<typeof import("./commands/unregister.ts")>("./commands/unregister.ts"),
+  },
+  {
+    name: "activity",
+    summary: "Record what the calling session is doing (for prompt, stop and tool hooks)",
+    flags: [
+      {
+        name: "tool-start",
+        value: "ID",
+        help: "A tool call started (- = the tool_use_id and tool_name of the hook's JSON on stdin)",
+      },
+      {
+        name: "tool-end",
+        value: "ID",
+        help: "A tool call finished (- = from the hook's JSON on stdin, as --tool-start)",
+      },
+      {
+        name: "tool-name",
+        value: "NAME",
+        help: "The tool's name (a call without an id is known by it)",
+      },
+      { ...PID, help: "The session's pid (resolved as register does)" },
+      {
+        name: "session-id",
+        value: "ID",
+        help: "The session, where the pid is a shared server hosting many (- = the hook's " +
+          "JSON on stdin)",
+      },
+      QUIET,
+    ],
+    positionals: {
+      name: "ACTIVITY",
+      min: 0,
+      max: 1,
+      choices: ["working", "waiting", "idle"],
+      usage: "[working|waiting|idle]",
+    },
+    details: "working: a prompt was submitted or a turn started; waiting: the harness asks " +
+      "the person (a permission, a question); idle: the turn ended and the prompt is ready " +
+      "(every open tool call is closed). A tool call starting or ending means working. " +
+      "Written into the session's own record, only while it is still that process's; list " +
+      "shows it (ACTIVITY), `wait --activity` waits for it. No record, or no session to be " +
+      `found, is exit ${EXIT.OK}; it never exits ${EXIT.USAGE} after parsing its flags, which ` +
+      "a harness would read as blocking the tool or the stop.",
+    load: lazy<typeof import("./commands/activity.ts")>("./commands/activity.ts"),
   },
   {
     name: "check",

@@ -26,6 +26,7 @@ Deno.test("consistency across commands", async (t) => {
     // Each command that changes a file, run as it changes one; flags before exec's CMD.
     const writes: Record<string, string[]> = {
       register: ["register", "--pid", String(s.pid)],
+      activity: ["activity", "working", "--pid", String(s.pid)],
       "continuation-mode": ["continuation-mode", "on"],
       "continuation-hold": ["continuation-hold", "on"],
       "continuation-plan": ["continuation-plan", "--key", "q1", "--session", String(dead.pid)],
@@ -41,7 +42,7 @@ Deno.test("consistency across commands", async (t) => {
       restore: ["restore", "--agent", "none-such"],
     };
     // These can run twice: the second time with --json, which --quiet silences too.
-    const again = ["register", "continuation-mode", "continuation-hold", "hooks"];
+    const again = ["register", "activity", "continuation-mode", "continuation-hold", "hooks"];
     for (const [name, args] of Object.entries(writes)) {
       const spec = COMMANDS.find((c) => c.name === name)!;
       assert(spec.flags.some((f) => f.name === "quiet"), `${name} has no --quiet`);
