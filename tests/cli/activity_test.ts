@@ -186,7 +186,8 @@ Deno.test("roster wait --activity", async (t) => {
     await new Promise((ok) => setTimeout(ok, 300));
     await s.kill();
     const r = await waiting;
+    // 3 either way: ended while it waited, or (a slow start) before its first look.
     assertEquals(r.code, 3);
-    assertMatch(r.stderr, /ended before it was idle/);
+    assertMatch(r.stderr, /ended before it was idle|No live session with --session-id W1/);
   });
 });
