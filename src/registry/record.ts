@@ -336,7 +336,9 @@ export function buildRecord(input: RecordInput): SessionRecord {
     runtime: flags.runtime ?? env("ROSTER_RUNTIME") ?? owner.harness?.runtime ?? null,
     session_id: sessionIdOf(owner, flags.sessionId, env),
     cwd: input.cwd,
-    tmux_pane: env("TMUX_PANE") ?? null,
+    // A shared server's $TMUX_PANE is the pane of whichever terminal started the server, not
+    // this session's: a hosted session records none (issue 23.4).
+    tmux_pane: owner.harness?.hosted === true ? null : env("TMUX_PANE") ?? null,
     registered_at: isoTime(input.now),
     registrar: input.registrar,
     ...NO_LIFECYCLE,

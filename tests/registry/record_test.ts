@@ -189,6 +189,12 @@ Deno.test("buildRecord: what register writes", async (t) => {
     now: Date.UTC(2026, 10, 29, 10, 0, 1),
     registrar: { pid: 7, version: "0.1.0", path: "/x" },
   };
+  await t.step("a session a shared server hosts records no tmux pane: it is the server's", () => {
+    const env = (n: string) => n === "TMUX_PANE" ? "%7" : undefined;
+    assertEquals(buildRecord({ ...base, env }).tmux_pane, "%7");
+    const hosted = { ...base.owner, harness: { agent: "codex", runtime: null, hosted: true } };
+    assertEquals(buildRecord({ ...base, owner: hosted, env }).tmux_pane, null);
+  });
   await t.step("every field, in the order record files have", () => {
     const r = buildRecord(base);
     assertEquals(Object.keys(r), Object.keys(goodRecord()));
