@@ -83,7 +83,7 @@ export const PERMISSIONS: Readonly<Record<TargetOs, readonly string[]>> = {
     "--allow-write",
     "--allow-env",
     "--allow-ffi",
-    "--allow-sys=hostname,osUptime,uid",
+    "--allow-sys=hostname,osUptime,uid,umask",
     "--allow-run",
     "--no-prompt",
   ],

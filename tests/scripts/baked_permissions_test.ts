@@ -71,6 +71,8 @@ function calls(home: string, live: number, dead: number, facts: string): Call[] 
     // restore relaunches in tmux: the plan only (--dry-run), which still reads the panes.
     { args: ["restore", "--dry-run", ...h], env: pane },
     { args: ["exec", "--session-id", "E1", ...h, "--", "sh", "-c", "exit 0"] },
+    // activity rewrites the live session's record under the store's lock (a hook's call).
+    { args: ["activity", "idle", "--pid", String(live), ...h] },
     { args: ["unregister", "--pid", String(live), ...h] },
     { args: ["prune", ...h] },
   ];
