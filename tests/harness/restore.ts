@@ -122,6 +122,11 @@ export async function crashAndRestore(
     PATH: `${bin.slice(0, bin.lastIndexOf("/"))}:${rig.baseEnv().PATH}`,
     TMUX: `${socketPath(rig)},0,0`,
   };
+  // The one automatic continue is off until a person allows it (docs/continuation.md).
+  if (c.expectContinue) {
+    const on = await rig.roster(["continuation-mode", "on"], env, 60_000);
+    assertEquals(on.code, 0, on.stdout + on.stderr);
+  }
   const r = await rig.roster(
     ["restore", "--json", "--agent", kit.agent, ...(c.restoreArgs ?? [])],
     env,
