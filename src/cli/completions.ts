@@ -1,10 +1,10 @@
 /**
- * `roster completions bash|zsh|fish`: completion scripts generated from the command table
+ * `roster completions bash|zsh|fish|powershell`: completion scripts generated from the command table
  * (commands, flags, flag values), so they can never offer what the parser would reject.
  * Each generator is pure: a model of the table in, a script out.
  *
- * Over 400 lines: the bash, zsh and fish generators read the one table the same way, side by
- * side so a change to what is completed reaches all three shells.
+ * Over 400 lines: the bash, zsh, fish and PowerShell generators read the one table the same way, side by
+ * side so a change to what is completed reaches all four shells.
  */
 import { SCHEMAS } from "./schemas.ts";
 import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, SHELLS } from "./spec.ts";
@@ -419,10 +419,87 @@ function fishScript(m: Model): string {
   return lines.join("\n") + "\n";
 }
 
+// ---- PowerShell ---------------------------------------------------------------------------
+
+/** A PowerShell single-quoted string: only `'` is special, written twice. */
+function pq(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+/** A flag's spellings (long, and short where it has one), space-separated. */
+const spellings = (f: FlagModel) => [`--${f.name}`, ...(f.short ? [`-${f.short}`] : [])];
+
+/** What a value flag completes to, as the script's lookup reads it. */
+function psValue(v: ValueKind): string {
+  if (v.kind === "words") return v.words.join(" ");
+  return v.kind === "dirs" ? ":dirs" : v.kind === "files" ? ":files" : ":none";
+}
+
+function psValues(flags: FlagModel[]): string {
+  const pairs = valueFlags(flags).flatMap((f) =>
+    spellings(f).map((s) => `${pq(s)} = ${pq(psValue(f.value!))}`)
+  );
+  return `@{ ${pairs.join("; ")} }`;
+}
+
+function psFlags(flags: FlagModel[]): string {
+  return pq(flags.flatMap(spellings).join(" "));
+}
+
+function powershellScript(m: Model): string {
+  const commands = m.commands.map((c) =>
+    `  ${pq(c.name)} = @{ flags = ${psFlags(c.flags)}; values = ${psValues(c.flags)}; ` +
+    `positionals = @(${c.positionals.map((ws) => pq(ws.join(" "))).join(", ")}) }`
+  );
+  return [
+    "# roster completions for PowerShell, generated from roster's command table.",
+    "# Load it in $PROFILE: roster completions powershell | Out-String | Invoke-Expression",
+    `$__rosterGlobalFlags = ${psFlags(m.globals)}`,
+    `$__rosterGlobalValues = ${psValues(m.globals)}`,
+    "$__rosterCommands = [ordered]@{",
+    ...commands,
+    "}",
+    "Register-ArgumentCompleter -Native -CommandName roster, roster.exe -ScriptBlock {",
+    "  param($wordToComplete, $commandAst, $cursorPosition)",
+    "  # The words before the one under the cursor: the command, then flags, values, positionals.",
+    "  $before = @($commandAst.CommandElements | Where-Object { $_.Extent.EndOffset -lt $cursorPosition } |",
+    "    Select-Object -Skip 1 | ForEach-Object { $_.ToString() })",
+    "  $cmd = $null; $npos = 0; $pending = $null",
+    "  foreach ($w in $before) {",
+    "    if ($pending) { $pending = $null; continue }",
+    "    if ($w.StartsWith('-')) {",
+    "      if ($__rosterGlobalValues.Contains($w) -or ($cmd -and $__rosterCommands[$cmd].values.Contains($w))) { $pending = $w }",
+    "      continue",
+    "    }",
+    "    if ($null -eq $cmd) { $cmd = $w } else { $npos++ }",
+    "  }",
+    "  $spec = if ($cmd) { $__rosterCommands[$cmd] } else { $null }",
+    "  if ($pending) {",
+    "    $kind = if ($spec -and $spec.values.Contains($pending)) { $spec.values[$pending] } else { $__rosterGlobalValues[$pending] }",
+    "    if ($kind -eq ':dirs') { $words = @(Get-ChildItem -Directory -Path \"$wordToComplete*\" -ErrorAction Ignore | ForEach-Object { $_.FullName }) }",
+    "    elseif ($kind -eq ':files') { $words = @(Get-ChildItem -Path \"$wordToComplete*\" -ErrorAction Ignore | ForEach-Object { $_.FullName }) }",
+    "    elseif ($kind -eq ':none') { $words = @() }",
+    "    else { $words = $kind -split ' ' }",
+    "  } elseif ($wordToComplete.StartsWith('-')) {",
+    "    $words = (($(if ($spec) { $spec.flags } else { '' })) + ' ' + $__rosterGlobalFlags).Trim() -split ' '",
+    "  } elseif ($null -eq $cmd) {",
+    "    $words = @($__rosterCommands.Keys)",
+    "  } elseif ($spec -and $npos -lt $spec.positionals.Count) {",
+    "    $words = $spec.positionals[$npos] -split ' '",
+    "  } else { $words = @() }",
+    "  $words | Where-Object { $_ -and $_.StartsWith($wordToComplete) } | Sort-Object -Unique | ForEach-Object {",
+    "    [System.Management.Automation.CompletionResult]::new($_, $_, 'ParameterValue', $_)",
+    "  }",
+    "}",
+    "",
+  ].join("\n");
+}
+
 const GENERATORS: Record<Shell, (m: Model) => string> = {
   bash: bashScript,
   zsh: zshScript,
   fish: fishScript,
+  powershell: powershellScript,
 };
 
 export function script(shell: Shell, model = buildModel()): string {

@@ -65,7 +65,7 @@ function lazy<M extends CommandModule>(specifier: string): () => Promise<M> {
 }
 
 /** The shells `roster completions` writes scripts for. */
-export const SHELLS = ["bash", "zsh", "fish"] as const;
+export const SHELLS = ["bash", "zsh", "fish", "powershell"] as const;
 
 export const GLOBAL_FLAGS: FlagSpec[] = [
   {

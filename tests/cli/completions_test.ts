@@ -72,7 +72,7 @@ Deno.test("roster completions", async (t) => {
     assertEquals([r.code, r.stdout], [2, ""]);
     assertEquals(
       r.stderr,
-      'roster: Invalid SHELL: expected one of bash, zsh, fish, got "tcsh"\n',
+      'roster: Invalid SHELL: expected one of bash, zsh, fish, powershell, got "tcsh"\n',
     );
   });
   await t.step("--json wraps the script", async () => {
@@ -89,7 +89,7 @@ const CASES: [line: string, offered: string[]][] = [
   ["roster list --st", ["--state"]],
   ["roster list --state ", ["alive", "dead", "unknown"]],
   ["roster --home /tmp un", ["unregister"]],
-  ["roster completions ", ["bash", "fish", "zsh"]],
+  ["roster completions ", ["bash", "fish", "powershell", "zsh"]],
   ["roster token --v", ["--verify", "--version"]],
   ["roster unregister --", [
     "--home",

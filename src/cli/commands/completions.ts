@@ -1,4 +1,4 @@
-/** `roster completions bash|zsh|fish`: print a completion script (generated: ../completions.ts). */
+/** `roster completions bash|zsh|fish|powershell`: print a completion script (generated: ../completions.ts). */
 import type { Parsed } from "../args.ts";
 import { script, type Shell } from "../completions.ts";
 import type { Context } from "../context.ts";
