@@ -39,7 +39,30 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   };
   const cwd = realDir(Deno.cwd(), "the current directory");
 
-  let child: Deno.ChildProcess;
+  // Listeners first, the child after: a signal that came between the spawn and the listeners
+  // took the default action and killed roster, leaving the child running unwatched (seen under
+  // load: the child had reached its trap before roster listened). One that comes before the
+  // child exists is forwarded to it as soon as it does.
+  // A Ctrl-C at a terminal reaches the child directly (same foreground process group):
+  // forwarding it again would make it a double Ctrl-C, which many agents take as "quit".
+  const interactive = Deno.stdin.isTerminal();
+  let child: Deno.ChildProcess | undefined;
+  const early: Deno.Signal[] = [];
+  const send = (signal: Deno.Signal) => {
+    try {
+      child?.kill(signal);
+    } catch { /* it has exited */ }
+  };
+  const listeners = FORWARDED.map((signal) => {
+    const forward = () => {
+      if (signal === "SIGINT" && interactive) return;
+      if (child === undefined) early.push(signal);
+      else send(signal);
+    };
+    Deno.addSignalListener(signal, forward);
+    return () => Deno.removeSignalListener(signal, forward);
+  });
+  const stopListening = () => listeners.forEach((remove) => remove());
   try {
     child = new Deno.Command(cmd, {
       args: cmdArgs,
@@ -48,6 +71,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       stderr: "inherit",
     }).spawn();
   } catch (err) {
+    stopListening();
     if (err instanceof Deno.errors.NotFound) {
       throw new ExecError(`Command not found: ${cmd}`, EXIT.COMMAND_NOT_FOUND);
     }
@@ -56,11 +80,13 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       : (err as Error).message;
     throw new ExecError(`Command not executable: ${why}: ${cmd}`, EXIT.CANNOT_EXECUTE);
   }
+  const running = child;
+  for (const signal of early.splice(0)) send(signal);
   // Same turn as the spawn: Deno reaps a child only once the event loop runs, so the child is
   // running or a zombie here, and its start token is readable either way.
-  const probe = judge.probe(child.pid, true);
+  const probe = judge.probe(running.pid, true);
   const record = buildRecord({
-    owner: { pid: child.pid, source: "exec", verified: true, harness: null, inner: false },
+    owner: { pid: running.pid, source: "exec", verified: true, harness: null, inner: false },
     process: probe.kind === "exists" ? probe.info : null,
     here: judge.here,
     flags,
@@ -70,19 +96,6 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     registrar: { pid: Deno.pid, version: VERSION, path: registrarPath() },
   });
 
-  // A Ctrl-C at a terminal reaches the child directly (same foreground process group):
-  // forwarding it again would make it a double Ctrl-C, which many agents take as "quit".
-  const interactive = Deno.stdin.isTerminal();
-  const listeners = FORWARDED.map((signal) => {
-    const forward = () => {
-      if (signal === "SIGINT" && interactive) return;
-      try {
-        child.kill(signal);
-      } catch { /* it has exited */ }
-    };
-    Deno.addSignalListener(signal, forward);
-    return () => Deno.removeSignalListener(signal, forward);
-  });
   try {
     try {
       await writeRecord(home, record, judge);
@@ -90,7 +103,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       // The command runs whatever happens to its record: a full disk must not stop a CI job.
       ctx.err(`roster: Could not register the session: ${(err as Error).message}`);
     }
-    const status = await child.status;
+    const status = await running.status;
     const reason = status.signal ? `signal:${status.signal}` : `exit:${status.code}`;
     try {
       await markEnded(home, record, new Date().toISOString(), reason);
@@ -104,6 +117,6 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     }
     return status.code;
   } finally {
-    for (const remove of listeners) remove();
+    stopListening();
   }
 }
