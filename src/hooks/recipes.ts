@@ -73,10 +73,30 @@ export const RECIPES: Record<Harness, Recipe> = {
     projectLocalPath: ".claude/settings.local.json",
     events: {
       SessionStart: {
-        hooks: [{ type: "command", command: "roster register --quiet", timeout: 10 }],
+        hooks: [{
+          type: "command",
+          command: "roster register --quiet && roster activity idle --quiet",
+          timeout: 10,
+        }],
       },
       SessionEnd: {
         hooks: [{ type: "command", command: "roster unregister --quiet", timeout: 10 }],
+      },
+      UserPromptSubmit: {
+        hooks: [{ type: "command", command: "roster activity working --quiet", timeout: 10 }],
+      },
+      Stop: {
+        hooks: [{ type: "command", command: "roster activity idle --quiet", timeout: 10 }],
+      },
+      PreToolUse: {
+        hooks: [{
+          type: "command",
+          command: "roster activity --tool-start - --quiet",
+          timeout: 10,
+        }],
+      },
+      PostToolUse: {
+        hooks: [{ type: "command", command: "roster activity --tool-end - --quiet", timeout: 10 }],
       },
     },
   },
@@ -136,5 +156,6 @@ export function recipeText(recipe: Recipe): string {
 
 /** A hook command that roster's recipes wrote (any version of them): it runs roster itself. */
 export function isRosterCommand(command: unknown): boolean {
-  return typeof command === "string" && /^\s*roster\s+(register|unregister)\b/.test(command);
+  return typeof command === "string" &&
+    /^\s*roster\s+(register|unregister|activity)\b/.test(command);
 }

@@ -36,6 +36,8 @@ Deno.test("roster hooks install merges into an existing Claude Code settings fil
   });
 
   await t.step("install: the recipe's hooks are added next to the user's", async () => {
+    const rec0 = RECIPES.claude;
+    assert(rec0.kind === "settings");
     const r = await roster(["hooks", "install", "claude"], { env });
     assertEquals(r.code, 0, r.stderr);
     assertMatch(
@@ -45,7 +47,8 @@ Deno.test("roster hooks install merges into an existing Claude Code settings fil
     const now = await read();
     assertEquals(now.model, "opus");
     assertEquals(now.permissions, EXISTING.permissions);
-    assertEquals(now.hooks.PreToolUse, EXISTING.hooks.PreToolUse);
+    // The user's own PreToolUse hook first, the recipe's (roster activity) after it.
+    assertEquals(now.hooks.PreToolUse, [...EXISTING.hooks.PreToolUse, rec0.events.PreToolUse]);
     assertEquals(now.hooks.SessionStart[0], EXISTING.hooks.SessionStart[0]);
     assertEquals(now.hooks.SessionStart.length, 2);
     const rec = RECIPES.claude;

@@ -1,7 +1,8 @@
 /**
- * `roster restore` with the real Claude Code release (tests/harness/restore.ts): killed at its
- * prompt, killed with its whole tmux server, and killed before its first prompt (no
- * conversation to resume: the relaunch dies at once).
+ * `roster restore` with the real Claude Code release (tests/harness/restore.ts): killed inside a
+ * tool call, killed with its whole tmux server (each gets exactly one continue, after its hooks
+ * say it is idle), and killed before its first prompt (no conversation to resume: the relaunch
+ * dies at once).
  */
 import { claudeEnv } from "./harnesses.ts";
 import { CLAUDE } from "./kits.ts";
@@ -15,7 +16,11 @@ Deno.test({
   ...opts,
   async fn(t) {
     await using rig = await Rig.create();
-    await crashAndRestore(t, CLAUDE, "claude", rig, { harnessEnv: claudeEnv(rig) });
+    await crashAndRestore(t, CLAUDE, "claude", rig, {
+      harnessEnv: claudeEnv(rig),
+      expectContinue: true,
+      inTool: true,
+    });
   },
 });
 
@@ -27,6 +32,7 @@ Deno.test({
     await crashAndRestore(t, CLAUDE, "claude", rig, {
       harnessEnv: claudeEnv(rig),
       killServer: true,
+      expectContinue: true,
     });
   },
 });

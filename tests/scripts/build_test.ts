@@ -65,7 +65,7 @@ Deno.test("build helpers", async (t) => {
       assert(perms.includes("--allow-run"), `${target}: exec needs run access`);
     }
     assert(
-      permissionsFor("aarch64-apple-darwin").includes("--allow-sys=hostname,osUptime,uid"),
+      permissionsFor("aarch64-apple-darwin").includes("--allow-sys=hostname,osUptime,uid,umask"),
       "the store checks owners with Deno.uid(); list --discover needs the boot time",
     );
     // No Deno.uid() on Windows, so no sys access for it.
