@@ -51,11 +51,6 @@ export const NO_PID = 4_200_000;
  * they would change what it does (which session, which store, which harness).
  */
 export const LEAKY: readonly string[] = [
-  // CI's own marker: .ci/run sets CI=true, and a harness a test relaunches through roster (a tmux
-  // server roster restore starts inherits roster's environment) then runs headless: Gemini CLI
-  // 0.61 reads CI=true as "no terminal" and exits. A person's shell has neither.
-  "CI",
-  "GITHUB_ACTIONS",
   "ROSTER_HOME",
   "ROSTER_SESSION_PID",
   "CLAUDE_PID",

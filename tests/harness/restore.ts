@@ -119,6 +119,9 @@ export async function crashAndRestore(
   // pass it), and $TMUX names the rig's server (dead or alive).
   const env = {
     ...rig.baseEnv(c.harnessEnv),
+    // Not the test runner's CI=true (.ci/run sets it): a tmux server restore starts inherits
+    // restore's environment, and Gemini CLI 0.61 reads CI=true as headless and exits at once.
+    CI: "false",
     PATH: `${bin.slice(0, bin.lastIndexOf("/"))}:${rig.baseEnv().PATH}`,
     TMUX: `${socketPath(rig)},0,0`,
   };
@@ -221,6 +224,9 @@ export async function failsAtOnce(
   const bin = harnessBin(name);
   const env = {
     ...rig.baseEnv(c.harnessEnv),
+    // Not the test runner's CI=true (.ci/run sets it): a tmux server restore starts inherits
+    // restore's environment, and Gemini CLI 0.61 reads CI=true as headless and exits at once.
+    CI: "false",
     PATH: `${bin.slice(0, bin.lastIndexOf("/"))}:${rig.baseEnv().PATH}`,
     TMUX: `${socketPath(rig)},0,0`,
   };

@@ -245,8 +245,9 @@ export async function relaunch(
     let state = await paneState(opened.pane);
     if (state !== null && !state.dead) return null;
     // tmux may see the exit before it has read the pane's last output and the status: a
-    // moment more, then look again.
-    if (state !== null) {
+    // moment more, then look again, until the status is there (a killed command has none: at
+    // most two seconds).
+    for (let i = 0; state !== null && (i === 0 || state.status === null) && i < 7; i++) {
       await sleep(300);
       state = await paneState(opened.pane);
     }
