@@ -264,7 +264,11 @@ Deno.test({
         assertEquals(r.code, 1, r.stderr);
         const [o] = JSON.parse(r.stdout) as Report[];
         assertEquals([o.result, o.failures, o.successor_pid], ["failed", 1, null]);
-        assertMatch(o.reason, /exited with status 1: No conversation found with session ID: S-x/);
+        // The status is there when tmux has it: it can call a pane dead and never give one.
+        assertMatch(
+          o.reason,
+          /exited( with status 1)?: No conversation found with session ID: S-x/,
+        );
         const row = rowOf(await m.rows(), pid)!;
         assertEquals([row.liveness, row.reason, row.successor], ["dead", "exited", null]);
         assertEquals((await m.windows()).filter((w) => w.startsWith("roster-restore")), []);
@@ -275,13 +279,13 @@ Deno.test({
       async () => {
         const r = await m.restore(["--max-failures", "2"]);
         assertEquals(r.code, 1, r.stdout + r.stderr);
-        assertMatch(r.stdout, /failed claude \d+ \(S-x\): exited with status 1.*no tries left/);
+        assertMatch(r.stdout, /failed claude \d+ \(S-x\): exited( with status 1)?.*no tries left/);
         assertEquals(m.launches().filter((l) => l.startsWith("S-x ")).length, 3);
         const skip = await m.restore(["--json", "--max-failures", "2"]);
         assertEquals(skip.code, 0, skip.stderr);
         const [o] = JSON.parse(skip.stdout) as Report[];
         assertEquals([o.action, o.result, o.failures], ["skip", "skipped", 2]);
-        assertMatch(o.reason, /^gave up after 2 failed relaunches: exited with status 1/);
+        assertMatch(o.reason, /^gave up after 2 failed relaunches: exited( with status 1)?:/);
         assertEquals(m.launches().filter((l) => l.startsWith("S-x ")).length, 3);
       },
     );
