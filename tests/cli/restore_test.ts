@@ -264,10 +264,11 @@ Deno.test({
         assertEquals(r.code, 1, r.stderr);
         const [o] = JSON.parse(r.stdout) as Report[];
         assertEquals([o.result, o.failures, o.successor_pid], ["failed", 1, null]);
-        // The status is there when tmux has it: it can call a pane dead and never give one.
+        // The status and the last lines are there when tmux has them: it can call a pane dead
+        // and give neither (seen under load); the reason then says only that it exited.
         assertMatch(
           o.reason,
-          /exited( with status 1)?: No conversation found with session ID: S-x/,
+          /^exited( with status 1)?(: No conversation found with session ID: S-x)?$/,
         );
         const row = rowOf(await m.rows(), pid)!;
         assertEquals([row.liveness, row.reason, row.successor], ["dead", "exited", null]);
@@ -285,7 +286,7 @@ Deno.test({
         assertEquals(skip.code, 0, skip.stderr);
         const [o] = JSON.parse(skip.stdout) as Report[];
         assertEquals([o.action, o.result, o.failures], ["skip", "skipped", 2]);
-        assertMatch(o.reason, /^gave up after 2 failed relaunches: exited( with status 1)?:/);
+        assertMatch(o.reason, /^gave up after 2 failed relaunches: exited/);
         assertEquals(m.launches().filter((l) => l.startsWith("S-x ")).length, 3);
       },
     );
