@@ -46,6 +46,23 @@ function requestsWith(rig: Rig, needle: string, from = 0) {
   return rig.server.requests.slice(from).filter((r) => JSON.stringify(r.body).includes(needle));
 }
 
+/**
+ * The environment `roster restore` runs with, as a person's shell would give it: the caller's
+ * PATH has the harness (the rig's tmux server's does not: the restore must pass it), and $TMUX
+ * names the rig's server (dead or alive). Not the test runner's CI=true (.ci/run sets it): a
+ * tmux server restore starts inherits restore's environment, and Gemini CLI 0.61 reads CI=true
+ * as headless and exits at once.
+ */
+function restoreEnv(rig: Rig, name: HarnessName, c: { harnessEnv?: Record<string, string> }) {
+  const bin = harnessBin(name);
+  return {
+    ...rig.baseEnv(c.harnessEnv),
+    CI: "false",
+    PATH: `${bin.slice(0, bin.lastIndexOf("/"))}:${rig.baseEnv().PATH}`,
+    TMUX: `${socketPath(rig)},0,0`,
+  };
+}
+
 /** The tmux socket's path, as $TMUX names a server to a tmux client. */
 function socketPath(rig: Rig): string {
   const dir = Deno.env.get("TMUX_TMPDIR") ?? "/tmp";
@@ -114,17 +131,7 @@ export async function crashAndRestore(
   });
 
   const before = rig.server.requests.length;
-  const bin = harnessBin(name);
-  // The caller's PATH has the harness (the rig's tmux server's does not: the restore must
-  // pass it), and $TMUX names the rig's server (dead or alive).
-  const env = {
-    ...rig.baseEnv(c.harnessEnv),
-    // Not the test runner's CI=true (.ci/run sets it): a tmux server restore starts inherits
-    // restore's environment, and Gemini CLI 0.61 reads CI=true as headless and exits at once.
-    CI: "false",
-    PATH: `${bin.slice(0, bin.lastIndexOf("/"))}:${rig.baseEnv().PATH}`,
-    TMUX: `${socketPath(rig)},0,0`,
-  };
+  const env = restoreEnv(rig, name, c);
   // The one automatic continue is off until a person allows it (docs/continuation.md).
   if (c.expectContinue) {
     const on = await rig.roster(["continuation-mode", "on"], env, 60_000);
@@ -221,15 +228,7 @@ export async function failsAtOnce(
   const row = await ownRow(rig, owner);
   Deno.kill(owner.pid, "SIGKILL");
   await gone(owner.pid);
-  const bin = harnessBin(name);
-  const env = {
-    ...rig.baseEnv(c.harnessEnv),
-    // Not the test runner's CI=true (.ci/run sets it): a tmux server restore starts inherits
-    // restore's environment, and Gemini CLI 0.61 reads CI=true as headless and exits at once.
-    CI: "false",
-    PATH: `${bin.slice(0, bin.lastIndexOf("/"))}:${rig.baseEnv().PATH}`,
-    TMUX: `${socketPath(rig)},0,0`,
-  };
+  const env = restoreEnv(rig, name, c);
   for (const n of [1, 2]) {
     await t.step(`restore #${n}: failed, with why, and left restorable`, async () => {
       const r = await rig.roster(["restore", "--json", "--agent", kit.agent], env, 240_000);
