@@ -6,6 +6,7 @@
  * Over 400 lines: every JSON output's schema, as data, side by side so shared parts are
  * written once.
  */
+import { SHOWN_STATES } from "../continuation/keys.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -208,9 +209,7 @@ const WAIT_MECHANISM = { enum: ["pidfd", "kqueue", "handle", "poll"] };
 /** One continuation key, as continuation-list and continuation-show print it. */
 const KEY_STATUS = object({
   key: str,
-  state: {
-    enum: ["none", "planned", "released", "claimed", "skipped", "declined", "expired", "damaged"],
-  },
+  state: { enum: SHOWN_STATES },
   plan: { enum: ["planned", "released", null] },
   outcome: nstr,
   session_pid: nint,

@@ -5,7 +5,7 @@
  */
 import { RosterError, UsageError } from "../errors.ts";
 import { join } from "../fs/dir.ts";
-import { exists, readJson } from "../fs/read.ts";
+import { exists } from "../fs/read.ts";
 import { removeQuietly, writeAtomic } from "../fs/write.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { isValidPid } from "../identity/pid.ts";
@@ -24,14 +24,21 @@ import {
   readClaim,
   readMode,
   readPlan,
-  readSkip,
   skipPath,
   syncDir,
   writeOutcome,
 } from "./ledger.ts";
 import { ADMIN_LOCK_PATIENCE_MS, withDispatchLock } from "./lock.ts";
 import type { Mode } from "./rules.ts";
-import { isObject, isValidKey, type Plan, skipEvent, skippedOutcome } from "./schema.ts";
+import {
+  KeyFiles,
+  keyState,
+  ledgerKeys,
+  type ShownState,
+  shownState,
+  skipClassReason,
+} from "./keys.ts";
+import { type Plan, skipEvent, skippedOutcome } from "./schema.ts";
 
 export const MODES: readonly Mode[] = ["on", "off", "dry-run"];
 export { readMode as explainMode };
@@ -64,20 +71,10 @@ export function setHold(dir: string, on: boolean) {
   syncDir(dir);
 }
 
-export type KeyState =
-  | "none"
-  | "planned"
-  | "released"
-  | "claimed"
-  | "skipped"
-  | "declined"
-  | "expired"
-  | "damaged";
-
 /** One key as `continuation-list` and `continuation-show` print it. */
 export interface KeyStatus {
   key: string;
-  state: KeyState;
+  state: ShownState;
   /** The plan's own state, null without a readable plan. */
   plan: Plan["state"] | null;
   /** The outcome file's `outcome`, null without one. */
@@ -95,19 +92,6 @@ export interface KeyStatus {
   reason: string | null;
 }
 
-const SUFFIXES = [".plan.json", ".claim", ".skip", ".outcome"] as const;
-
-/** The key a ledger file belongs to, or null for global and temp files. */
-export function keyOfFile(name: string): string | null {
-  for (const s of SUFFIXES) {
-    if (name.endsWith(s)) {
-      const key = name.slice(0, -s.length);
-      return isValidKey(key) ? key : null;
-    }
-  }
-  return null;
-}
-
 function mtimeOf(path: string): number | null {
   try {
     return Deno.lstatSync(path).mtime?.getTime() ?? null;
@@ -118,58 +102,38 @@ function mtimeOf(path: string): number | null {
 
 /** The state of one key, from its files. */
 export function keyStatus(dir: string, key: string, now = Date.now()): KeyStatus {
-  const planRead = readPlan(dir, key);
-  const plan = planRead?.ok ? planRead.plan : null;
-  const claimed = isClaimed(dir, key);
-  const claim = claimed ? readClaim(dir, key) : null;
-  const skip = readSkip(dir, key);
-  const outcome = readJson(outcomePath(dir, key));
-  const outcomeValue = outcome !== null && outcome.ok && isObject(outcome.value) &&
-      typeof outcome.value.outcome === "string"
-    ? outcome.value.outcome
-    : null;
-  const deadline = plan?.deadline ? parseTime(plan.deadline) : null;
-  const state: KeyState = claimed
-    ? "claimed"
-    : skip !== null
-    ? ("class" in skip && skip.class === "declined" ? "declined" : "skipped")
-    : planRead === null
-    ? "none"
-    : !planRead.ok
-    ? "damaged"
-    : deadline !== null && now > deadline
-    ? "expired"
-    : planRead.plan.state;
+  const files = new KeyFiles(dir, key);
+  const state = shownState(keyState(files, now));
+  const plan = files.plan?.ok ? files.plan.plan : null;
+  const claim = files.claimed ? readClaim(dir, key) : null;
+  const skip = files.skip === null ? null : skipClassReason(files.skip);
   const times = [planPath, claimPath, skipPath, outcomePath].map((p) => mtimeOf(p(dir, key)))
     .filter((t): t is number => t !== null);
   return {
     key,
     state,
     plan: plan?.state ?? null,
-    outcome: outcomeValue,
+    outcome: files.outcome,
     session_pid: plan?.session.session_pid ?? null,
     session_id: plan?.session.session_id ?? null,
     deadline: plan?.deadline ?? null,
     age_ms: times.length === 0 ? null : Math.max(0, now - Math.min(...times)),
     continuation_id: claim?.continuation_id ?? null,
     message: claim?.message ?? null,
-    class: skip !== null && "class" in skip ? skip.class : null,
-    reason: skip === null ? null : "reason" in skip ? skip.reason : "skip-damaged",
+    class: skip?.class ?? null,
+    reason: skip?.reason ?? null,
   };
 }
 
 /** Every key in the ledger, oldest first. */
 export function listKeys(dir: string, now = Date.now()): KeyStatus[] {
-  const keys = new Set<string>();
+  let keys: Set<string> | null;
   try {
-    for (const e of Deno.readDirSync(dir)) {
-      const key = keyOfFile(e.name);
-      if (key !== null) keys.add(key);
-    }
+    keys = ledgerKeys(dir);
   } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return [];
     throw new RosterError(`Could not read the ledger: ${dir}`, { cause: err });
   }
+  if (keys === null) return [];
   return [...keys].map((k) => keyStatus(dir, k, now)).sort((a, b) =>
     (b.age_ms ?? 0) - (a.age_ms ?? 0) || (a.key < b.key ? -1 : 1)
   );

@@ -44,7 +44,7 @@ export const outcomePath = (dir: string, key: string) => join(dir, `${key}.outco
 // ---------------------------------------------------------------------------------------
 // Reading
 
-type PlanRead = { ok: true; plan: Plan } | { ok: false; problem: string } | null;
+export type PlanRead = { ok: true; plan: Plan } | { ok: false; problem: string } | null;
 
 /** The plan of `key`: valid, damaged (with why), or null when there is none. */
 export function readPlan(dir: string, key: string): PlanRead {

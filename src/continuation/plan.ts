@@ -17,6 +17,7 @@ import {
   removeSkip,
   writePlan,
 } from "./ledger.ts";
+import { keyOfFile } from "./keys.ts";
 import { ADMIN_LOCK_PATIENCE_MS, withDispatchLock } from "./lock.ts";
 import {
   type Cause,
@@ -156,14 +157,14 @@ const isSetAside = (row: Row) => row.reason === "parked" || row.reason === "resu
 function chainOf(dir: string, row: Row, now: number): number {
   if (row.session_id === null) return 1;
   let chain = 1;
-  let names: string[];
+  let keys: string[];
   try {
-    names = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".claim"));
+    keys = [...Deno.readDirSync(dir)].map((e) => keyOfFile(e.name))
+      .filter((f) => f?.file === "claim").map((f) => f!.key);
   } catch {
     return 1;
   }
-  for (const name of names) {
-    const key = name.slice(0, -".claim".length);
+  for (const key of keys) {
     const claim = readClaim(dir, key);
     const at = claim === null ? null : parseTime(claim.at);
     if (at === null || now - at > CHAIN_WINDOW_MS) continue;

@@ -3,34 +3,16 @@
  * (so the store is never held whole), metric families come out. Every name and label set is
  * decided here; docs/fleet.md says what each one means.
  */
+import { COUNTED_STATES, type CountedState } from "../continuation/keys.ts";
 import type { SkipClass } from "../continuation/schema.ts";
 import { FACT_NAMES, type Mode } from "../continuation/rules.ts";
 import type { Row } from "../registry/mod.ts";
 import { parseTime } from "../time.ts";
 import type { Family, Sample } from "./exposition.ts";
 
-/** A continuation key, by the files it has (docs/fleet.md lists each state's meaning). */
-export type KeyState =
-  | "planned"
-  | "released"
-  | "damaged"
-  | "claimed"
-  | "dispatched"
-  | "lost"
-  | "skipped";
-export const KEY_STATES: readonly KeyState[] = [
-  "planned",
-  "released",
-  "damaged",
-  "claimed",
-  "dispatched",
-  "lost",
-  "skipped",
-];
-
 /** What a ledger key contributes: its state, and for a skipped one what its skip file says. */
 export interface LedgerKey {
-  state: KeyState;
+  state: CountedState;
   /** For `skipped`: the skip's class and reason; class null when the skip file is damaged. */
   skip?: { class: SkipClass | null; reason: string };
 }
@@ -97,7 +79,7 @@ export class MetricsTally {
   /** Live sessions (alive, or hosted by a running server) by agent and activity. */
   #activity = new Map<string, { agent: string; activity: string; n: number }>();
   #prunable = zeroed(["dead", "malformed"]);
-  #keys = zeroed(KEY_STATES);
+  #keys = zeroed(COUNTED_STATES);
   #dispatches = zeroed(Object.values(DISPATCH_OUTCOMES));
   #skips = zeroed(SKIP_REASONS);
   #vetoes = zeroed(VETO_REASONS);
