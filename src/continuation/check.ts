@@ -7,7 +7,14 @@
 import { type Liveness, type LivenessJudge, probeVerdict } from "../identity/liveness.ts";
 import { verifyToken } from "../identity/token.ts";
 import { readState } from "./ledger.ts";
-import { decide, type Facts, mayWriteSkip, type Situation, type Verdict } from "./rules.ts";
+import {
+  decide,
+  type Facts,
+  type Lifecycle,
+  mayWriteSkip,
+  type Situation,
+  type Verdict,
+} from "./rules.ts";
 import type { Plan } from "./schema.ts";
 
 /**
@@ -17,9 +24,13 @@ import type { Plan } from "./schema.ts";
  * (src/cli/spec.ts lazy()).
  */
 const CLAIM_MODULE = "./claim.ts";
+/** The registry, read only when there is a plan whose session's lifecycle counts. */
+const REGISTRY_MODULE = "../registry/mod.ts";
 
 export interface CheckRequest {
   dir: string;
+  /** The store whose record of the plan's session says whether it was parked or resumed. */
+  home: string;
   key: string;
   facts: Facts;
   judge: LivenessJudge;
@@ -71,15 +82,45 @@ export interface Observed {
   planProblem: string | null;
 }
 
-/** Reads the ledger and judges the owner and watchdog: everything decide() needs. */
-export function observe(
+/**
+ * The lifecycle of `plan`'s session as the registry at `home` records it now, its successor
+ * judged afresh; null when the registry has no record of it.
+ */
+async function lifecycleOf(
+  home: string,
+  plan: Plan,
+  judge: LivenessJudge,
+): Promise<Lifecycle | null> {
+  const registry: typeof import("../registry/mod.ts") = await import(REGISTRY_MODULE);
+  const found = registry.sessionLifecycle(home, plan.session, judge);
+  if (found === null) return null;
+  if (found.successor !== null) {
+    const row = found.successor.row;
+    return {
+      state: "resumed",
+      successor: {
+        running: row !== null && row.liveness === "alive",
+        session_id: row?.session_id ?? null,
+        tmux_pane: row?.tmux_pane ?? null,
+      },
+    };
+  }
+  return { state: found.parked ? "parked" : "none" };
+}
+
+/**
+ * Reads the ledger and judges the owner and watchdog, and the plan's session's lifecycle in
+ * the registry at `home`: everything decide() needs.
+ */
+export async function observe(
   dir: string,
+  home: string,
   key: string,
   facts: Facts,
   judge: LivenessJudge,
   expectedToken: string | null,
   pinnedToken: string | null,
-): Observed {
+): Promise<Observed> {
   const now = Date.now();
   const state = readState(dir, key, now);
   const plan = state.plan?.ok ? state.plan.plan : null;
@@ -93,6 +134,7 @@ export function observe(
       now,
       lastDispatchMs: state.lastDispatchMs,
       owner: plan === null ? null : judge.verdict(plan.session, true).liveness,
+      lifecycle: plan === null ? null : await lifecycleOf(home, plan, judge),
       mode: state.mode.mode,
       modeDetail: state.mode.detail,
       hold: state.hold,
@@ -124,9 +166,9 @@ export function needsClaimPass(verdict: Verdict, plan: Plan | null): plan is Pla
  * finds the key claimed completes that claim's record when its dispatcher died.
  */
 export async function checkContinuation(req: CheckRequest): Promise<CheckResult> {
-  const { dir, key, judge, note } = req;
+  const { dir, home, key, judge, note } = req;
   const facts = req.look ? req.look(req.facts) : req.facts;
-  const first = observe(dir, key, facts, judge, null, req.planToken ?? null);
+  const first = await observe(dir, home, key, facts, judge, null, req.planToken ?? null);
   if (first.planProblem !== null) {
     note(`roster: note: the plan of ${key} is damaged (${first.planProblem})`);
   }

@@ -69,7 +69,15 @@ async function claimPass(req: CheckRequest, expectedToken: string): Promise<Chec
   const { dir, key, judge, note } = req;
   pause("after-lock", dir);
   const facts = req.look ? req.look(req.facts) : req.facts;
-  const { situation: s } = observe(dir, key, facts, judge, expectedToken, req.planToken ?? null);
+  const { situation: s } = await observe(
+    dir,
+    req.home,
+    key,
+    facts,
+    judge,
+    expectedToken,
+    req.planToken ?? null,
+  );
   const verdict = decide(s);
   if (s.mode === "dry-run" || s.plan === null) return { verdict };
   const plan = s.plan;

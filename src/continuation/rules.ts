@@ -82,7 +82,28 @@ export function parseFacts(value: unknown): { facts: Facts } | { problem: string
 }
 
 type WaitReason = "not-before" | "spacing" | "locked";
-type StopReason = "not-released" | "plan-changed" | "claimed" | "owner-alive";
+type StopReason =
+  | "not-released"
+  | "plan-changed"
+  | "claimed"
+  | "parked"
+  | "resumed"
+  | "owner-alive";
+
+/**
+ * The registry's record of the plan's session, as its lifecycle has it now: parked (set aside
+ * on purpose), resumed (it lives on in its successor: `running` says whether the successor's
+ * record is live, with the identity the continue must then come through), or neither. Null
+ * when the registry holds no record of that process (a plan another tool wrote, a record
+ * removed): the owner's liveness alone then decides, as before.
+ */
+export type Lifecycle =
+  | { state: "parked" }
+  | {
+    state: "resumed";
+    successor: { running: boolean; session_id: string | null; tmux_pane: string | null };
+  }
+  | { state: "none" };
 
 export type Verdict =
   | { kind: "dispatch" }
@@ -108,6 +129,8 @@ export interface Situation {
   lastDispatchMs: number | null;
   /** Roster's liveness of the plan's session; null when it was not judged. */
   owner: Liveness | null;
+  /** The session's record's lifecycle; null when the registry has no record of it. */
+  lifecycle: Lifecycle | null;
   mode: Mode;
   /** Why the mode is off (which file, what is wrong); null when it is on or dry-run. */
   modeDetail?: string | null;
@@ -160,7 +183,12 @@ export function decide(s: Situation): Verdict {
     if (s.now < next) return wait(next, "spacing");
   }
 
-  // 3. The interrupted owner must be gone, as far as roster can tell.
+  // 3. The lifecycle: a parked session is never continued, a resumed one only through its
+  // successor (rule 5 then compares the facts with the successor's identity). Neither is
+  // written: the key stays open for a resume, or for a successor that runs again.
+  if (s.lifecycle?.state === "parked") return stop("parked");
+  if (s.lifecycle?.state === "resumed" && !s.lifecycle.successor.running) return stop("resumed");
+  // The interrupted owner must be gone, as far as roster can tell.
   if (s.owner === "alive") return stop("owner-alive");
   if (s.owner !== "dead") return veto("owner-unknown");
 
@@ -202,12 +230,11 @@ function fromHold(s: Situation, plan: Plan): Verdict {
   // A crash loop: this session was continued `chain - 1` times lately, and crashed again.
   if ((plan.chain ?? 1) > (plan.chain_limit ?? DEFAULT_CHAIN_LIMIT)) return veto("chain");
 
-  // 5. Identity.
+  // 5. Identity: of the session the continue goes to, the successor of a resumed one.
   const noId = missing(f, ["session_id", "pane_key"]);
   if (noId) return noId;
-  if (f.session_id !== plan.session.session_id || f.pane_key !== plan.session.tmux_pane) {
-    return veto("identity");
-  }
+  const to = s.lifecycle?.state === "resumed" ? s.lifecycle.successor : plan.session;
+  if (f.session_id !== to.session_id || f.pane_key !== to.tmux_pane) return veto("identity");
 
   // 6. Nobody acted since the interruption.
   const noEntry = missing(f, ["last_entry_id"]);

@@ -69,7 +69,15 @@ Deno.test("checkContinuation", async (t) => {
   });
   const notes: string[] = [];
   const run = (key: string, claim: boolean, facts: Facts = FACTS) => {
-    const req: CheckRequest = { dir, key, facts, judge, claim, note: (m) => notes.push(m) };
+    const req: CheckRequest = {
+      dir,
+      home: `${tmp.path}/home`,
+      key,
+      facts,
+      judge,
+      claim,
+      note: (m) => notes.push(m),
+    };
     return checkContinuation(req);
   };
   writeJson(`${dir}/config.json`, { mode: "on" });

@@ -53,6 +53,7 @@ function base(over: Partial<Situation> = {}, facts: Partial<Facts> = {}): Situat
     now: NOW,
     lastDispatchMs: null,
     owner: "dead",
+    lifecycle: null,
     mode: "on",
     hold: false,
     facts: { ...FACTS, ...facts },
@@ -178,6 +179,36 @@ Deno.test("decide: each rule and verdict", async (t) => {
     assertEquals(
       (decide(base({ owner: "alive", claimed: true })) as { reason: string }).reason,
       "claimed",
+    );
+  });
+
+  await t.step("3. parked: stop parked, whatever the ledger and the owner say", () => {
+    const parked = { lifecycle: { state: "parked" as const } };
+    assertEquals(decide(base(parked)), { kind: "stop", reason: "parked" });
+    assertEquals(decide(base({ ...parked, owner: "alive" })), { kind: "stop", reason: "parked" });
+    assertEquals(decide(base({ ...parked, mode: "off" })), { kind: "stop", reason: "parked" });
+    // Neither parked nor resumed: as without a record.
+    assertEquals(decide(base({ lifecycle: { state: "none" } })), { kind: "dispatch" });
+    // Rule 2 still comes first: a claimed key is claimed.
+    assertEquals(decide(base({ ...parked, claimed: true })), { kind: "stop", reason: "claimed" });
+  });
+
+  await t.step("3. resumed: only through a running successor, by its identity", () => {
+    const resumed = (running: boolean, session_id = "S9", tmux_pane: string | null = "%7") => ({
+      lifecycle: { state: "resumed" as const, successor: { running, session_id, tmux_pane } },
+    });
+    assertEquals(decide(base(resumed(false))), { kind: "stop", reason: "resumed" });
+    // The predecessor's own identity (the plan's) no longer matches: the continue goes to the
+    // successor, never to the predecessor's pane directly.
+    assertEquals(decide(base(resumed(true))), skip("veto", "identity"));
+    assertEquals(
+      decide(base(resumed(true), { session_id: "S9", pane_key: "%7" })),
+      { kind: "dispatch" },
+    );
+    assertEquals(decide(base(resumed(true, "S1", "%3"))), { kind: "dispatch" });
+    assertEquals(
+      decide(base(resumed(true, "S9", null), { session_id: "S9", pane_key: "%3" })),
+      skip("veto", "identity"),
     );
   });
 

@@ -1,10 +1,12 @@
 /**
  * Where the registry, the lifecycle and the ledger meet (issue 22), through the CLI as hooks
  * and a restore engine run it: resume finds the ended predecessor of a successor that kept its
- * session id, a link is never replaced, re-registering keeps a parked session parked.
+ * session id, a link is never replaced, re-registering keeps a parked session parked, and a
+ * continue never goes to a parked session, nor to a resumed one but through its successor.
  */
-import { assertEquals, assertMatch } from "../assert.ts";
-import { hostDir, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+import { assert, assertEquals, assertMatch } from "../assert.ts";
+import { exists, hostDir, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+import { check, deadSession, FACTS, ledgerOf, PANE, plan } from "../continuation/fixtures.ts";
 
 type Row = Record<string, unknown> & {
   session_pid: number;
@@ -108,5 +110,61 @@ Deno.test("a parked session stays parked when its hooks register it again", asyn
     assertMatch(r.stdout, /^Un-parked/);
     const row = await register();
     assertEquals([row.liveness, row.reason, row.parked_at], ["alive", "running", null]);
+  });
+});
+
+Deno.test("a continue never goes to a parked session, nor to a resumed one but through its successor", async (t) => {
+  await using home = await tempDir();
+  const h = home.path;
+  assertEquals((await roster(["continuation-mode", "on", "--home", h])).code, 0);
+  /** Neither a claim nor a skip was written for `key`: it is still open. */
+  const open = (key: string) =>
+    assert(
+      !exists(`${ledgerOf(h)}/${key}.claim`) && !exists(`${ledgerOf(h)}/${key}.skip`),
+      `${key} decided`,
+    );
+
+  await t.step("planned, then parked: stop parked (exit 12), nothing written", async () => {
+    const pid = await deadSession(h, "P1", PANE);
+    await plan(h, "kp", pid, ["--release"]);
+    assertEquals((await roster(["park", "--pid", String(pid), "--home", h])).code, 0);
+    const r = await check(h, "kp", ["--claim", "--json"], { ...FACTS, session_id: "P1" });
+    assertEquals([r.code, r.v], [12, { kind: "stop", reason: "parked" }], r.stderr);
+    open("kp");
+    const text = await check(h, "kp", ["--claim"], { ...FACTS, session_id: "P1" });
+    assertEquals([text.code, text.stdout.trim()], [12, "stop: parked"]);
+  });
+
+  // A crashed session in pane %7, planned and released; its successor (the same session id,
+  // as `claude --resume` keeps it) runs in pane %9, linked by `roster resume`.
+  const pid = await deadSession(h, "R1", PANE);
+  await plan(h, "kr", pid, ["--release"]);
+  await using next = spawnSleeper();
+  await rosterJson(h, ["register", "--pid", String(next.pid), "--session-id", "R1"], {
+    env: { TMUX_PANE: "%9" },
+  });
+  const resume = ["resume", "--pid", String(pid), "--successor-pid", String(next.pid)];
+  assertEquals((await roster([...resume, "--home", h])).code, 0);
+  const predecessor = { ...FACTS, session_id: "R1", pane_key: PANE };
+  const successor = { ...FACTS, session_id: "R1", pane_key: "%9" };
+
+  await t.step("resumed: never the predecessor's pane, as its plan names it", async () => {
+    const r = await check(h, "kr", ["--json"], predecessor);
+    assertEquals([r.code, r.v], [11, { kind: "skip", class: "veto", reason: "identity" }]);
+    open("kr");
+  });
+
+  await t.step("resumed: through its running successor, the continue is offered", async () => {
+    const r = await check(h, "kr", ["--json"], successor);
+    assertEquals([r.code, r.v], [0, { kind: "dispatch" }], r.stderr);
+  });
+
+  await t.step("resumed, its successor gone: stop resumed (exit 12), nothing written", async () => {
+    await next.kill();
+    for (const facts of [successor, predecessor]) {
+      const r = await check(h, "kr", ["--claim", "--json"], facts);
+      assertEquals([r.code, r.v], [12, { kind: "stop", reason: "resumed" }], r.stderr);
+    }
+    open("kr");
   });
 });

@@ -176,6 +176,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const look = args.has("tmux") ? await paneLook() : undefined;
   const { verdict, claimed } = await checkContinuation({
     dir,
+    home: ctx.home,
     key,
     facts,
     judge,

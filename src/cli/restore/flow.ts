@@ -444,6 +444,7 @@ export async function sendContinue(
     const judge = freshJudge(place.judge);
     const result = await checkContinuation({
       dir: place.ledger,
+      home: place.home,
       key: plan.key,
       judge,
       claim: true,
