@@ -54,15 +54,34 @@ const PI_EXTENSION =
 // Registers this pi process with roster while a session is open, with the session it is on.
 export default function (pi: ExtensionAPI) {
   const pid = String(process.pid);
+  // What the session is doing (roster activity): pi runs these handlers one at a time, in order.
+  const activity = (...args: string[]) =>
+    pi.exec("roster", ["activity", ...args, "--pid", pid, "--quiet"]);
   pi.on("session_start", async (_event, ctx: ExtensionContext) => {
     const id = ctx.sessionManager.getSessionId();
     await pi.exec("roster", ["register", "--pid", pid, "--agent", "pi", "--session-id", id]);
+    await activity("idle");
   });
   pi.on("session_shutdown", async () => {
     await pi.exec("roster", ["unregister", "--pid", pid, "--quiet"]);
   });
+  pi.on("agent_start", async () => {
+    await activity("working");
+  });
+  pi.on("agent_end", async () => {
+    await activity("idle");
+  });
+  pi.on("tool_execution_start", async (event) => {
+    await activity("--tool-start", event.toolCallId, "--tool-name", event.toolName);
+  });
+  pi.on("tool_execution_end", async (event) => {
+    await activity("--tool-end", event.toolCallId, "--tool-name", event.toolName);
+  });
 }
 `;
+
+/** A Codex activity hook: the session from the hook's JSON on stdin (a shared server hosts many). */
+const CODEX_ACTIVITY = (what: string) => `roster activity ${what} --session-id - --quiet`;
 
 export const RECIPES: Record<Harness, Recipe> = {
   claude: {
@@ -121,6 +140,22 @@ export const RECIPES: Record<Harness, Recipe> = {
           timeout: 10,
         }],
       },
+      // What the session is doing; `--session-id -` names it from the hook's stdin, which a
+      // shared server (default mode) needs to tell its hosted sessions apart.
+      UserPromptSubmit: {
+        hooks: [{ type: "command", command: CODEX_ACTIVITY("working"), timeout: 10 }],
+      },
+      Stop: { hooks: [{ type: "command", command: CODEX_ACTIVITY("idle"), timeout: 10 }] },
+      Interrupt: { hooks: [{ type: "command", command: CODEX_ACTIVITY("idle"), timeout: 10 }] },
+      PermissionRequest: {
+        hooks: [{ type: "command", command: CODEX_ACTIVITY("waiting"), timeout: 10 }],
+      },
+      PreToolUse: {
+        hooks: [{ type: "command", command: CODEX_ACTIVITY("--tool-start -"), timeout: 10 }],
+      },
+      PostToolUse: {
+        hooks: [{ type: "command", command: CODEX_ACTIVITY("--tool-end -"), timeout: 10 }],
+      },
     },
   },
   gemini: {
@@ -130,10 +165,39 @@ export const RECIPES: Record<Harness, Recipe> = {
     projectPath: ".gemini/settings.json",
     events: {
       SessionStart: {
-        hooks: [{ type: "command", command: "roster register --quiet", timeout: 10000 }],
+        hooks: [{
+          type: "command",
+          command: "roster register --quiet && roster activity idle --quiet",
+          timeout: 10000,
+        }],
       },
       SessionEnd: {
         hooks: [{ type: "command", command: "roster unregister --quiet", timeout: 10000 }],
+      },
+      // What the session is doing. Its tool hooks carry no call id: a call is known by its
+      // tool's name (tool_name), and Notification is only ever ToolPermission in 0.61.
+      BeforeAgent: {
+        hooks: [{ type: "command", command: "roster activity working --quiet", timeout: 10000 }],
+      },
+      AfterAgent: {
+        hooks: [{ type: "command", command: "roster activity idle --quiet", timeout: 10000 }],
+      },
+      Notification: {
+        hooks: [{ type: "command", command: "roster activity waiting --quiet", timeout: 10000 }],
+      },
+      BeforeTool: {
+        hooks: [{
+          type: "command",
+          command: "roster activity --tool-start - --quiet",
+          timeout: 10000,
+        }],
+      },
+      AfterTool: {
+        hooks: [{
+          type: "command",
+          command: "roster activity --tool-end - --quiet",
+          timeout: 10000,
+        }],
       },
     },
   },

@@ -18,8 +18,25 @@ const BUDGETS: [harness: string, min: number, events: string[]][] = [
     "Stop",
     "UserPromptSubmit",
   ]],
-  ["codex", 10, ["SessionEnd", "SessionStart"]],
-  ["gemini", 10_000, ["SessionEnd", "SessionStart"]],
+  ["codex", 10, [
+    "Interrupt",
+    "PermissionRequest",
+    "PostToolUse",
+    "PreToolUse",
+    "SessionEnd",
+    "SessionStart",
+    "Stop",
+    "UserPromptSubmit",
+  ]],
+  ["gemini", 10_000, [
+    "AfterAgent",
+    "AfterTool",
+    "BeforeAgent",
+    "BeforeTool",
+    "Notification",
+    "SessionEnd",
+    "SessionStart",
+  ]],
 ];
 
 Deno.test("recipes: every hook has a time budget in its harness's unit", async (t) => {
@@ -41,5 +58,12 @@ Deno.test("recipes: every hook has a time budget in its harness's unit", async (
 Deno.test("recipes: the pi extension listens for the events pi emits", () => {
   const text = recipe("pi");
   const events = [...text.matchAll(/pi\.on\("([a-z_]+)"/g)].map((m) => m[1]).sort();
-  assertEquals(events, ["session_shutdown", "session_start"]);
+  assertEquals(events, [
+    "agent_end",
+    "agent_start",
+    "session_shutdown",
+    "session_start",
+    "tool_execution_end",
+    "tool_execution_start",
+  ]);
 });

@@ -102,6 +102,39 @@ Deno.test({
       }
     });
 
+    await t.step("the activity hooks write into their own session's record", async () => {
+      const [PROMPT] = hookCommands(recipe("codex"), "UserPromptSubmit");
+      const [PRE] = hookCommands(recipe("codex"), "PreToolUse");
+      const [ASK] = hookCommands(recipe("codex"), "PermissionRequest");
+      const [STOP] = hookCommands(recipe("codex"), "Stop");
+      const activity = async () =>
+        (await rows() as (Row & { open_tool_calls: { id: string }[] })[])
+          .map((r) => [r.session_id, r.activity, r.open_tool_calls.map((c) => c.id)])
+          .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+      const tool = (id: string, event: string) =>
+        JSON.stringify({
+          session_id: id,
+          hook_event_name: event,
+          tool_name: "Bash",
+          tool_use_id: "call_7",
+        });
+      for (
+        const [cmd, text] of [[PROMPT, input("thread-a", "UserPromptSubmit")], [
+          PRE,
+          tool("thread-a", "PreToolUse"),
+        ], [ASK, tool("thread-b", "PermissionRequest")]]
+      ) {
+        const r = await server.hook(cmd, text);
+        assertEquals([r.code, r.stdout, r.stderr], [0, "", ""]);
+      }
+      assertEquals(await activity(), [
+        ["thread-a", "working", ["call_7"]],
+        ["thread-b", "waiting", []],
+      ]);
+      assertEquals((await server.hook(STOP, input("thread-a", "Stop"))).code, 0);
+      assertEquals((await activity())[0], ["thread-a", "idle", []]);
+    });
+
     await t.step("a start hook with no session id cannot say which session: exit 2", async () => {
       const r = await server.hook(START, "{}");
       assertEquals(r.code, 2);

@@ -9,7 +9,10 @@ import { rosterJson, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
 import { installRoster, recipe, recipeEnv } from "./harness.ts";
 
-/** The stand-in's event loop: one event per stdin line (`EVENT [SESSION_ID]`), one JSON reply. */
+/**
+ * The stand-in's event loop: one event per stdin line (`EVENT [SESSION_ID]`, or `EVENT {JSON}`
+ * with the event's fields), one JSON reply.
+ */
 const RUNNER = `
 const ext = (await import(Deno.args[0])).default;
 const handlers = new Map();
@@ -32,11 +35,16 @@ for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream(
   buffer += chunk;
   let nl;
   while ((nl = buffer.indexOf("\\n")) !== -1) {
-    const [event, id] = buffer.slice(0, nl).split(" ");
+    const line = buffer.slice(0, nl);
     buffer = buffer.slice(nl + 1);
-    if (id) sessionId = id;
+    const sp = line.indexOf(" ");
+    const event = sp === -1 ? line : line.slice(0, sp);
+    const rest = sp === -1 ? "" : line.slice(sp + 1);
+    // The rest is the event's own fields (JSON), or a session id.
+    const fields = rest.startsWith("{") ? JSON.parse(rest) : {};
+    if (rest && !rest.startsWith("{")) sessionId = rest;
     calls.length = 0;
-    for (const h of handlers.get(event) ?? []) await h({ type: event }, ctx);
+    for (const h of handlers.get(event) ?? []) await h({ type: event, ...fields }, ctx);
     console.log(JSON.stringify({ event, calls }));
   }
 }
@@ -89,13 +97,32 @@ Deno.test("recipe: pi extension registers on session_start, unregisters on sessi
     });
     await t.step("session_start registers the pi process with its session id", async () => {
       const reply = await fire("session_start s-1");
-      assertEquals(reply.calls.map((c) => [c.command, c.args[0]]), [["roster", "register"]]);
+      assertEquals(reply.calls.map((c) => [c.command, c.args[0], c.args[1]]), [
+        ["roster", "register", "--pid"],
+        ["roster", "activity", "idle"],
+      ]);
       const all = await rows();
       assertEquals(
         all.map((r) => [r.session_pid, r.agent, r.pid_source, r.pid_verified, r.session_id]),
         [[child.pid, "pi", "flag", true, "s-1"]],
       );
       assertEquals([all[0].liveness, all[0].reason], ["alive", "running"]);
+    });
+    await t.step("agent and tool events record what the session is doing", async () => {
+      const now = async () => {
+        const [r] = await rows() as (Row & { open_tool_calls: { id: string; name: string }[] })[];
+        return [r.activity, r.open_tool_calls.map((c) => [c.id, c.name])];
+      };
+      assertEquals(await now(), ["idle", []]);
+      await fire("agent_start");
+      assertEquals(await now(), ["working", []]);
+      await fire('tool_execution_start {"toolCallId":"call_1","toolName":"bash"}');
+      assertEquals(await now(), ["working", [["call_1", "bash"]]]);
+      await fire('tool_execution_end {"toolCallId":"call_1","toolName":"bash"}');
+      assertEquals(await now(), ["working", []]);
+      await fire('tool_execution_start {"toolCallId":"call_2","toolName":"bash"}');
+      await fire("agent_end");
+      assertEquals(await now(), ["idle", []]);
     });
     await t.step("session_start again leaves one record", async () => {
       await fire("session_start s-1");
