@@ -92,8 +92,9 @@ export class Rig implements AsyncDisposable {
     const deno = Deno.execPath();
     const denoDir = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
     const line = [deno, ...cliArgs([])].map(shq).join(" ");
-    // It logs each call's wall time (ms) and exit code to ~/.roster-calls: the hook cost the
-    // suite reports is measured inside the real hooks.
+    // It logs each call's wall time (ms), exit code and arguments to ~/.roster-calls: the hook
+    // cost the suite reports is measured inside the real hooks, and the activity tests see
+    // which events the release really sent.
     rig.write(
       ".local/bin/roster",
       `#!/bin/sh
@@ -101,7 +102,7 @@ t0=$(date +%s%N)
 DENO_DIR=${shq(denoDir)} ${line} "$@"
 rc=$?
 t1=$(date +%s%N)
-{ echo "$1 $(( (t1 - t0) / 1000000 )) $rc" >>"$HOME/.roster-calls"; } 2>/dev/null
+{ echo "$1 $(( (t1 - t0) / 1000000 )) $rc $*" >>"$HOME/.roster-calls"; } 2>/dev/null
 exit $rc
 `,
       0o755,
@@ -180,6 +181,15 @@ exit $rc
       const [cmd, ms, rc] = l.split(" ");
       return [cmd, Number(ms), Number(rc)];
     });
+  }
+
+  /** The arguments of each call the hooks made, in order (from ~/.roster-calls). */
+  callArgs(): string[] {
+    let text = "";
+    try {
+      text = Deno.readTextFileSync(`${this.home}/.roster-calls`);
+    } catch { /* none yet */ }
+    return text.split("\n").filter((l) => l).map((l) => l.split(" ").slice(3).join(" "));
   }
 
   /**
