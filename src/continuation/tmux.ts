@@ -10,33 +10,52 @@ import type { Facts } from "./rules.ts";
 export const ACTIVE_WINDOW_MS = 60_000;
 
 const PANE_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_in_mode}\t#{session_id}";
-const CLIENT_FORMAT = "#{session_id}\t#{client_activity}";
+/** Each client's last key and the pane its keys go to (its current window's active pane). */
+const CLIENT_FORMAT = "#{client_activity}\t#{pane_id}";
+
+/**
+ * Pure: the last key a person pressed into `pane`, in ms (0: none), from what `list-clients`
+ * printed. tmux keeps one activity time per client, not per pane; a client's keys go to the
+ * active pane of its current window, so its last key counts for the pane it is on now. A key
+ * in another pane or window of the same tmux session is that pane's, not this one's.
+ */
+export function lastKeyInPane(pane: string, clients: string): number {
+  let lastKeyMs = 0;
+  for (const line of clients.split("\n")) {
+    const [activity, on] = line.split("\t");
+    const seconds = Number(activity);
+    if (on === pane && activity !== "" && Number.isSafeInteger(seconds)) {
+      lastKeyMs = Math.max(lastKeyMs, seconds * 1000);
+    }
+  }
+  return lastKeyMs;
+}
 
 /**
  * Pure: the facts tmux's answers give. `pane` is what `display-message` printed for the pane
  * (null: tmux has no such pane), `clients` what `list-clients` printed.
  * - pane_key: the pane's id, or null when it is gone (the identity rule then vetoes);
  * - user_active: the pane is in a mode (copy mode: keys sent would go to tmux, and a person is
- *   reading it), or a client attached to its session sent a key within ACTIVE_WINDOW_MS.
+ *   reading it), or a key went into it (lastKeyInPane) within ACTIVE_WINDOW_MS, or since
+ *   `keysSinceMs` (a pane restore opened: any key a person pressed into it since).
  * A dead pane (its program exited, kept by remain-on-exit) is neither idle nor anyone's.
  */
-export function paneFacts(pane: string | null, clients: string, nowMs: number): Facts {
+export function paneFacts(
+  pane: string | null,
+  clients: string,
+  nowMs: number,
+  keysSinceMs = Infinity,
+): Facts {
   if (pane === null) return { pane_key: null };
   const [id, dead, inMode, session] = pane.trim().split("\t");
   if (!/^%\d+$/.test(id ?? "") || session === undefined) {
     throw new RosterError(`Cannot read the tmux pane: unexpected answer: ${pane.slice(0, 80)}`);
   }
-  let lastKeyMs = 0;
-  for (const line of clients.split("\n")) {
-    const [s, activity] = line.split("\t");
-    const seconds = Number(activity);
-    if (s === session && Number.isSafeInteger(seconds)) {
-      lastKeyMs = Math.max(lastKeyMs, seconds * 1000);
-    }
-  }
+  const lastKeyMs = lastKeyInPane(id, clients);
   const facts: Facts = {
     pane_key: id,
-    user_active: inMode === "1" || nowMs - lastKeyMs < ACTIVE_WINDOW_MS,
+    user_active: inMode === "1" || nowMs - lastKeyMs < ACTIVE_WINDOW_MS ||
+      lastKeyMs >= keysSinceMs,
   };
   if (dead === "1") facts.idle = false;
   return facts;
@@ -74,11 +93,11 @@ export function ownPane(paneEnv: string | undefined): string {
   return paneEnv;
 }
 
-/** The facts of `pane` (from ownPane), read now. */
-export function readPaneFacts(pane: string, nowMs = Date.now()): Facts {
+/** The facts of `pane` (from ownPane), read now; `keysSinceMs` as paneFacts. */
+export function readPaneFacts(pane: string, nowMs = Date.now(), keysSinceMs = Infinity): Facts {
   const display = tmux(["display-message", "-p", "-t", pane, PANE_FORMAT]);
   const clients = display === null ? "" : tmux(["list-clients", "-F", CLIENT_FORMAT]) ?? "";
-  return paneFacts(display, clients, nowMs);
+  return paneFacts(display, clients, nowMs, keysSinceMs);
 }
 
 /**

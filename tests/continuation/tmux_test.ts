@@ -13,11 +13,19 @@ const secs = (ms: number) => String(Math.floor(ms / 1000));
 
 Deno.test("paneFacts reads tmux's answers", async (t) => {
   await t.step("a quiet pane: its id, nobody active", () => {
-    const clients = `$1\t${secs(NOW - 3_600_000)}\n$0\t${secs(NOW - 1000)}\n`;
+    const clients = `${secs(NOW - 3_600_000)}\t%3\n${secs(NOW - 1000)}\t%4\n`;
     assertEquals(paneFacts("%3\t0\t0\t$1\n", clients, NOW), { pane_key: "%3", user_active: false });
   });
-  await t.step("a key from a client of its session within a minute: a person is there", () => {
-    assertEquals(paneFacts("%3\t0\t0\t$1", `$1\t${secs(NOW - 5000)}`, NOW).user_active, true);
+  await t.step("a key into this pane within a minute: a person is there", () => {
+    assertEquals(paneFacts("%3\t0\t0\t$1", `${secs(NOW - 5000)}\t%3`, NOW).user_active, true);
+  });
+  await t.step("a key into another pane of the same session: not this one's", () => {
+    assertEquals(paneFacts("%3\t0\t0\t$1", `${secs(NOW - 5000)}\t%4`, NOW).user_active, false);
+  });
+  await t.step("a key into it since a given time (restore opened it): a person is there", () => {
+    const clients = `${secs(NOW - 120_000)}\t%3`;
+    assertEquals(paneFacts("%3\t0\t0\t$1", clients, NOW).user_active, false);
+    assertEquals(paneFacts("%3\t0\t0\t$1", clients, NOW, NOW - 180_000).user_active, true);
   });
   await t.step("copy mode: keys sent would go to tmux, and someone is reading", () => {
     assertEquals(paneFacts("%3\t0\t1\t$1", "", NOW).user_active, true);
@@ -170,6 +178,63 @@ Deno.test({
       const r = await check(home.path, "k4", ["--claim", "--json", "--tmux"], facts, env);
       assertEquals([r.code, r.v.reason], [11, "identity"], r.stderr);
     });
+  },
+});
+
+Deno.test({
+  name: "continuation-check --tmux: a key counts for the pane it went into, not its session",
+  ignore: !installed,
+  async fn(t) {
+    await using home = await tempDir();
+    await using server = await tmuxServer();
+    const pid = await deadSession(home.path, "S1", server.pane);
+    const facts = { ...FACTS, pane_key: server.pane };
+    const on = await roster(["continuation-mode", "on", "--home", home.path]);
+    assertEquals(on.code, 0, on.stderr);
+    // Another pane in the same window of the same tmux session, and the active one.
+    const split = await server.tmux("split-window", "-t", server.pane, "sleep 600");
+    assert(split.success, new TextDecoder().decode(split.stderr));
+    const client = new Deno.Command("script", {
+      args: ["-qfc", `tmux -S ${server.env.TMUX.split(",")[0]} attach -t s`, "/dev/null"],
+      stdin: "piped",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const keys = client.stdin.getWriter();
+    const clients = async () =>
+      new TextDecoder().decode((await server.tmux("list-clients", "-F", "#{pane_id}")).stdout)
+        .trim();
+    try {
+      for (let i = 0; i < 50 && (await clients()) === ""; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert((await clients()) !== "", "the client attached");
+      assert((await clients()) !== server.pane, "the client is on the other pane");
+      await t.step("a key in the other pane of the session: the continue is sent", async () => {
+        await keys.write(new TextEncoder().encode("x"));
+        await plan(home.path, "p1", pid, ["--release"]);
+        const r = await check(home.path, "p1", ["--claim", "--json", "--tmux"], facts, server.env);
+        assertEquals([r.code, r.v.kind], [0, "dispatch"], r.stderr);
+      });
+      await t.step("a key in this pane: held back as user-active", async () => {
+        assert((await server.tmux("select-pane", "-t", server.pane)).success);
+        assertEquals(await clients(), server.pane);
+        // Newer than the key before, which tmux counts in whole seconds.
+        await new Promise((r) => setTimeout(r, 1100));
+        await keys.write(new TextEncoder().encode("y"));
+        await plan(home.path, "p2", pid, ["--release"]);
+        const r = await check(home.path, "p2", ["--claim", "--json", "--tmux"], facts, server.env);
+        assertEquals([r.code, r.v.reason], [11, "user-active"], r.stderr);
+      });
+    } finally {
+      await keys.close().catch(() => {});
+      await server.tmux("detach-client", "-a");
+      await server.tmux("detach-client");
+      try {
+        client.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await client.status;
+    }
   },
 });
 

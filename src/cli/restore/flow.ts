@@ -59,6 +59,8 @@ export interface Restored {
   predecessor: Row;
   successorPid: number;
   pane: string;
+  /** When the pane was opened (ms): a key a person pressed into it since holds the continue. */
+  openedMs: number;
   plan: Plan | null;
   /** Why there is no plan, when there is none. */
   noPlan: string | null;
@@ -303,6 +305,7 @@ export async function relaunch(
       predecessor: row,
       successorPid: successor.session_pid!,
       pane: opened.pane,
+      openedMs: since,
       plan,
       noPlan,
     },
@@ -348,6 +351,7 @@ async function upWithoutHook(
       predecessor: c.row,
       successorPid: opened.pid,
       pane: opened.pane,
+      openedMs: Date.now(),
       plan: null,
       noPlan: noPlan ?? why,
     },
@@ -462,7 +466,9 @@ export async function sendContinue(
         user_active: false,
         watchdog_pid: null,
       },
-      look: (f) => withPaneFacts(f, readPaneFacts(pane)),
+      // Per pane: a key in another pane (the one `roster restore` was typed in) is not this
+      // one's; any key into this pane since restore opened it is a person at it.
+      look: (f) => withPaneFacts(f, readPaneFacts(pane, Date.now(), restored.openedMs)),
     });
     const v = result.verdict;
     if (v.kind === "dispatch" && result.claimed) {
