@@ -52,7 +52,11 @@ Deno.test({
   ...opts,
   async fn(t) {
     await using rig = await Rig.create();
-    await crashAndRestore(t, PI, "pi", rig, { harnessEnv: { PI_OFFLINE: "1" } });
+    await crashAndRestore(t, PI, "pi", rig, {
+      harnessEnv: { PI_OFFLINE: "1" },
+      expectContinue: true,
+      inTool: true,
+    });
   },
 });
 
@@ -61,6 +65,10 @@ Deno.test({
   ...opts,
   async fn(t) {
     await using rig = await Rig.create();
-    await crashAndRestore(t, GEMINI, "gemini", rig, { harnessEnv: geminiEnv(rig) });
+    await crashAndRestore(t, GEMINI, "gemini", rig, {
+      harnessEnv: geminiEnv(rig),
+      expectContinue: true,
+      inTool: true,
+    });
   },
 });
