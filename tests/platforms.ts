@@ -97,6 +97,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/cli/restore_test.ts": "drives a real tmux server and bash stand-ins",
   "tests/continuation/tmux_test.ts": "drives a real tmux server",
   "tests/fs/dirstream_test.ts": "libc's openat/statx path and FIFOs",
+  "tests/harness/activity_test.ts": "the real harness releases in tmux (Linux npm builds)",
   "tests/harness/claude_test.ts": "the real Claude Code release (Linux npm build)",
   "tests/harness/codex_server_test.ts": "the real Codex app-server (Linux npm build)",
   "tests/harness/codex_test.ts": "the real Codex release (Linux npm build)",
