@@ -215,7 +215,8 @@ const bootId = linux.bootId();
 const machineId = linux.machineId();
 const pidNs = linux.pidNamespace();
 /** Where roster writes this process's records (registry/layout.ts): its place's directory. */
-const hostDir = (home: string) => `${home}/sessions/${placeDirName({ host, machineId, pidNs })}`;
+const hostDir = (home: string) =>
+  `${home}/places/${placeDirName({ host, machineId, pidNs, os: Deno.build.os })}`;
 const encoder = new TextEncoder();
 
 /** The start token roster records for a live pid: starttime from /proc/<pid>/stat. */

@@ -271,10 +271,11 @@ export function hostName(): string {
  * machine and pid namespace) where there are pid namespaces, else the host's.
  */
 export function hostDir(home: string): string {
-  if (Deno.build.os !== "linux") return storeHostDir(home, hostName());
+  const os = Deno.build.os;
+  if (os !== "linux") return `${home}/places/${placeDirName({ host: hostName(), os })}`;
   const b = linuxBackend();
-  const place = { host: hostName(), machineId: b.machineId(), pidNs: b.pidNamespace() };
-  return `${home}/sessions/${placeDirName(place)}`;
+  const place = { host: hostName(), machineId: b.machineId(), pidNs: b.pidNamespace(), os };
+  return `${home}/places/${placeDirName(place)}`;
 }
 
 /** The record a `list --json` row was read from: the row without what list adds. */

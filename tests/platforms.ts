@@ -42,6 +42,7 @@ export const EVERYWHERE: readonly string[] = [
 export const WINDOWS_ONLY: readonly string[] = [
   "tests/windows/backend_test.ts",
   "tests/windows/cli_test.ts",
+  "tests/windows/other_os_test.ts",
   "tests/windows/stale_parent_test.ts",
 ];
 
@@ -119,6 +120,8 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/recipes/budgets_test.ts": "reads docs/hooks.md by a Unix path (tests/recipes/harness.ts)",
   "tests/registry/lifecycle_test.ts": "spawns sleep as sessions, read through /proc",
   "tests/registry/place_test.ts": "private pid namespaces (unshare)",
+  "tests/registry/other_os_test.ts": "spawns sleep as the Linux session beside Windows records",
+  "tests/registry/older_roster_test.ts": "runs older rosters unpacked with git and tar",
   "tests/registry/sandbox_list_test.ts": "bubblewrap and unshare sandboxes",
   "tests/registry/timens_test.ts": "time namespaces (unshare -T)",
   "tests/reliability/scale_test.ts": "spawns sleep; V8 heap caps over /proc reads",

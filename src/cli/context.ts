@@ -55,7 +55,7 @@ class Output {
 
 /**
  * The hostname, or "localhost" where it is empty (a container or namespace set up without
- * one): an empty host would file records straight under sessions/, where they read malformed.
+ * one): an empty host would name a place directory no record of it belongs in.
  */
 function hostname(): string {
   return Deno.hostname() || "localhost";

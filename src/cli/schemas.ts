@@ -113,6 +113,8 @@ const RECORD_PROPS: Record<string, Schema> = {
     type: "array",
     items: object({ id: str, name: nstr, started_at: time }),
   },
+  /** The OS that registered it (Deno.build.os: `linux`, `windows`, `darwin`, ...). */
+  os: nstr,
 };
 /** Fields a record written by an older roster lacks. */
 const RECORD_OPTIONAL = [
@@ -127,6 +129,7 @@ const RECORD_OPTIONAL = [
   "activity",
   "activity_at",
   "open_tool_calls",
+  "os",
 ];
 
 const ROW_EXTRA = {
@@ -266,7 +269,7 @@ const DOCTOR = object({
 
 export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
   record: {
-    summary: "A session record file, <home>/sessions/<host>/<pid>.json",
+    summary: "A session record file, <home>/places/<place>/<pid>.json",
     schema: object(RECORD_PROPS, RECORD_OPTIONAL),
   },
   row: { summary: "A row: register, park, resume (--json)", schema: ROW },

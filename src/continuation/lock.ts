@@ -53,7 +53,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** This process as a lock owner, with its own start token as the backend reads it. */
 function selfOwner(judge: LivenessJudge): LockOwner {
   const probe = judge.probe(Deno.pid, true);
-  const { session_pid, ...id } = identityOf(
+  // The lock file keeps the fields it always had: a ledger is one host's (tmux), never two OSes'.
+  const { session_pid, os: _os, ...id } = identityOf(
     Deno.pid,
     probe.kind === "exists" ? probe.info.startToken : null,
     judge.here,

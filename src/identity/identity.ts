@@ -16,6 +16,11 @@ export interface ProcessIdentity {
   machine_id?: string | null;
   /** The pid namespace (Linux `pid:[N]`), or null: tells a container from its host. */
   pid_ns?: string | null;
+  /**
+   * The OS it ran on (`Deno.build.os`), or null: tells Windows from the Linux beside it (WSL2),
+   * whose hostnames match and neither of which has a machine id the other can read.
+   */
+  os?: string | null;
 }
 
 /** What this host is, now: compared with a recorded identity's host fields. */
@@ -24,6 +29,7 @@ export interface HostIdentity {
   bootId: string | null;
   machineId?: string | null;
   pidNs?: string | null;
+  os?: string | null;
 }
 
 /**
@@ -48,6 +54,7 @@ export function hostIdentity(backend: ProcessBackend, host: string): HostIdentit
     bootId: backend.bootId(),
     machineId: backend.machineId?.() ?? null,
     pidNs: backend.pidNamespace?.() ?? null,
+    os: Deno.build.os,
   };
 }
 
@@ -64,5 +71,6 @@ export function identityOf(
     boot_id: here.bootId,
     machine_id: here.machineId ?? null,
     pid_ns: here.pidNs ?? null,
+    os: here.os ?? null,
   };
 }

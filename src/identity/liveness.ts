@@ -3,7 +3,7 @@
  * this host is, and what the process backend answered go in; a verdict comes out. Where
  * roster cannot tell, the verdict is `unknown`, never `dead`.
  */
-import type { Probe, ProcessBackend, TokenMatch } from "../process/types.ts";
+import { type Probe, type ProcessBackend, type TokenMatch, tokenScheme } from "../process/types.ts";
 import type { HostIdentity, ProcessIdentity } from "./identity.ts";
 
 export type Liveness = "alive" | "dead" | "unknown";
@@ -118,14 +118,38 @@ export function judgeLiveness(
  * namespace or boot; null where a probe of its pid must say.
  */
 export function placeVerdict(identity: ProcessIdentity, here: HostIdentity): Verdict | null {
-  // Another host: by name, or the same name on another machine: its pids mean nothing here,
-  // and neither do those of another pid namespace (a container sharing the home, a sandbox).
-  if (identity.host !== here.host || differ(identity.machine_id, here.machineId)) {
+  // Another host: by name, or the same name on another machine or OS (Windows and the WSL2
+  // beside it share a hostname): its pids mean nothing here, and neither do those of another
+  // pid namespace (a container sharing the home, a sandbox).
+  if (
+    identity.host !== here.host || differ(identity.machine_id, here.machineId) ||
+    differ(identity.os ?? tokenOs(identity.start_token), here.os)
+  ) {
     return { liveness: "unknown", reason: "other-host" };
   }
   if (differ(identity.pid_ns, here.pidNs)) return { liveness: "unknown", reason: "other-pid-ns" };
   if (differ(identity.boot_id, here.bootId)) return { liveness: "dead", reason: "rebooted" };
   return null;
+}
+
+/**
+ * Pure: the OS a start token was read on, by its scheme (process/types.ts: `windows:`,
+ * `darwin:`, `freebsd:`, Linux's bare clock ticks), or null (`ps:`, none): the OS of a record
+ * written before records said it.
+ */
+export function tokenOs(token: string | null): string | null {
+  if (!token) return null;
+  const scheme = tokenScheme(token);
+  switch (scheme) {
+    case "":
+      return "linux";
+    case "windows":
+    case "darwin":
+    case "freebsd":
+      return scheme;
+    default:
+      return null;
+  }
 }
 
 /** Pure, judgeLiveness's second half: what the probe of a pid of this host says of `identity`. */

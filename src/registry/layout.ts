@@ -1,10 +1,11 @@
 /**
- * Where the registry keeps its files: `<home>/sessions/<place directory>/<pid>.json`, and
- * `<pid>.<session key>.json` for each session a shared server hosts. A place is a host, and on
- * a system with pid namespaces the machine and pid namespace too (placeDirName), so records
- * from two namespaces or machines that share a home and a hostname never share a file. The
- * layout before it, one directory per host (hostDirName), is still read; nothing else names
- * files here.
+ * Where the registry keeps its files: `<home>/places/<place directory>/<pid>.json`, and
+ * `<pid>.<session key>.json` for each session a shared server hosts. A place is a host and its
+ * OS, and on a system with pid namespaces its machine and pid namespace (placeDirName), so
+ * records from two namespaces, machines or OSes that share a home and a hostname never share
+ * a file. The layouts before it live under `<home>/sessions/` (one directory per host, then
+ * per place) and are still read; `places/` is a directory no older roster reads, so none can
+ * misjudge, or prune, what this one writes (docs/decisions.md). Nothing else names files here.
  */
 import { join } from "../fs/dir.ts";
 import { TEMP_SUFFIX } from "../fs/write.ts";
@@ -49,9 +50,30 @@ const isDigit = (c: number) => c >= 48 && c <= 57;
 /** A crashed writer's temp file beside a record (fs/write.ts names them). */
 export const TEMP_NAME = new RegExp(`^${PID_TEXT}(?:\\.[0-9a-z]{1,32})?\\.json${TEMP_SUFFIX}$`);
 
+/** The directory of every place's directory, and that of the older layouts (still read). */
+export const PLACES = "places";
+export const SESSIONS = "sessions";
+
+/** `<home>/sessions/`, where the layouts before places/ kept their directories. */
 export function sessionsDir(home: string): string {
-  return join(home, "sessions");
+  return join(home, SESSIONS);
 }
+
+/**
+ * A place directory's key, as readers pass it around: `<PLACES or SESSIONS>/<its name>`, so a
+ * directory of this layout and one of the older layout with the same name stay apart.
+ */
+export const placeKey = (area: string, name: string) => `${area}/${name}`;
+/** The two halves of a key (placeKey). */
+export const keyArea = (key: string) => key.slice(0, key.indexOf("/"));
+export const keyName = (key: string) => key.slice(key.indexOf("/") + 1);
+
+/**
+ * Which names under places/ are place directories (placeDirName's, `<host>~<rest>`): any other
+ * name there is skipped, so a later layout can put its directories beside these under names
+ * this roster never reads.
+ */
+export const PLACE_NAME = /^[A-Za-z0-9._-]+~[A-Za-z0-9._-]+$/;
 
 /** The host directory's name: every character outside [A-Za-z0-9._-] becomes `_`. */
 export function hostDirName(host: string): string {
@@ -59,27 +81,33 @@ export function hostDirName(host: string): string {
   return safe === "" || safe === "." || safe === ".." ? `_${safe}` : safe;
 }
 
-/** Where a record was written: its host, machine and pid namespace (identity.ts HostIdentity). */
+/**
+ * Where a record was written: its host, machine, pid namespace and OS (identity.ts
+ * HostIdentity).
+ */
 export interface Place {
   host: string;
   machineId?: string | null;
   pidNs?: string | null;
+  os?: string | null;
 }
 
 /**
- * Pure: the directory of a place, `<host>~<machine>.<pid namespace>` (e.g.
- * `build-01~3f2a9c1d0b7e4a15.4026531836`: the first 16 digits of the machine id, `_` when it is
- * not known, and the namespace's inode). Where no pid namespace is known (macOS, Windows, the
- * BSDs) it is the host's directory, hostDirName, as before. `~` is never in a host's directory
- * name, so the two layouts cannot be mistaken for each other.
+ * Pure: the name of a place's directory under places/: `<host>~<machine>.<pid namespace>` where
+ * there are pid namespaces (e.g. `build-01~3f2a9c1d0b7e4a15.4026531836`: the first 16 digits
+ * of the machine id, `_` when it is not known, and the namespace's inode; only Linux has them),
+ * else `<host>~<os>` (e.g. `DESKTOP-1~windows`; `_` for an OS not known). `~` is never in a
+ * host's directory name (hostDirName), and an OS's name has no `.`: the forms cannot meet.
  */
 export function placeDirName(place: Place): string {
-  const { host, machineId = null, pidNs = null } = place;
+  const { host, machineId = null, pidNs = null, os = null } = place;
   // One answer remembered: `list` asks this of every record, and nearly all share a place.
   const last = lastPlace;
-  if (last.host === host && last.machineId === machineId && last.pidNs === pidNs) return last.name;
+  if (
+    last.host === host && last.machineId === machineId && last.pidNs === pidNs && last.os === os
+  ) return last.name;
   const name = computePlaceDirName(place);
-  lastPlace = { host, machineId, pidNs, name };
+  lastPlace = { host, machineId, pidNs, os, name };
   return name;
 }
 
@@ -87,49 +115,72 @@ let lastPlace: {
   host: string | null;
   machineId: string | null;
   pidNs: string | null;
+  os: string | null;
   name: string;
-} = { host: null, machineId: null, pidNs: null, name: "" };
+} = { host: null, machineId: null, pidNs: null, os: null, name: "" };
+
+const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_");
 
 function computePlaceDirName(place: Place): string {
   const host = hostDirName(place.host);
-  if (!place.pidNs) return host;
-  const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_");
+  if (!place.pidNs) return `${host}~${place.os ? safe(place.os) : "_"}`;
   const ns = /^pid:\[(\d+)\]$/.exec(place.pidNs)?.[1] ?? safe(place.pidNs);
   const machine = place.machineId ? safe(place.machineId.slice(0, 16)) : "_";
   return `${host}~${machine}.${ns}`;
 }
 
+/**
+ * Pure: the name the layout before places/ gave a place's directory under sessions/: the
+ * same as placeDirName's where there are pid namespaces, else the host's (hostDirName).
+ */
+export function sessionsDirName(place: Place): string {
+  return place.pidNs ? placeDirName(place) : hostDirName(place.host);
+}
+
 /** The place of a record, as placeDirName takes it. */
 export function placeOf(
-  record: { host: string; machine_id?: string | null; pid_ns?: string | null },
+  record: { host: string; machine_id?: string | null; pid_ns?: string | null; os?: string | null },
 ): Place {
-  return { host: record.host, machineId: record.machine_id, pidNs: record.pid_ns };
+  return { host: record.host, machineId: record.machine_id, pidNs: record.pid_ns, os: record.os };
 }
 
 /**
- * The directories a place's records may be in, newest layout first: its own, then its host's
- * (where roster before this layout wrote every namespace's records).
+ * The keys (placeKey) of the directories a place's records may be in, newest layout first:
+ * its own under places/, then the older layouts' under sessions/: its place's, then its
+ * host's (where the first layout wrote every namespace's and every OS's records).
  */
 export function placeDirNames(place: Place): string[] {
-  const own = placeDirName(place);
-  const old = hostDirName(place.host);
-  return own === old ? [own] : [own, old];
+  const keys = [placeKey(PLACES, placeDirName(place))];
+  if (place.pidNs) keys.push(placeKey(SESSIONS, placeDirName(place)));
+  keys.push(placeKey(SESSIONS, hostDirName(place.host)));
+  return keys;
 }
 
-/** Pure: the host part of a directory's name (a malformed row's host). */
-export function dirHost(dirName: string): string {
-  const at = dirName.indexOf("~");
-  return at === -1 ? dirName : dirName.slice(0, at);
+/**
+ * Pure: whether the directory `key` is where a record of `place` belongs: its place's under
+ * places/; under sessions/, its place's or its host's, as the older layouts filed it.
+ */
+export function isPlaceDir(key: string, place: Place): boolean {
+  const name = keyName(key);
+  if (keyArea(key) === PLACES) return placeDirName(place) === name;
+  return sessionsDirName(place) === name || hostDirName(place.host) === name;
 }
 
-/** The path of a place's directory by its name (placeDirName, or the older hostDirName). */
-export function placeDirPath(home: string, dirName: string): string {
-  return join(sessionsDir(home), dirName);
+/** Pure: the host part of a directory's key (a malformed row's host). */
+export function dirHost(key: string): string {
+  const name = keyName(key);
+  const at = name.indexOf("~");
+  return at === -1 ? name : name.slice(0, at);
 }
 
-/** The path of `host`'s host directory. */
+/** The path of a place's directory by its key (placeKey). */
+export function placeDirPath(home: string, key: string): string {
+  return join(home, keyArea(key), keyName(key));
+}
+
+/** The path of `host`'s directory of the first layout, `sessions/<host>/`. */
 export function hostDir(home: string, host: string): string {
-  return placeDirPath(home, hostDirName(host));
+  return join(sessionsDir(home), hostDirName(host));
 }
 
 /**
@@ -153,8 +204,4 @@ export function sessionKey(sessionId: string): string {
  */
 export function recordName(pid: number, hostedSession: string | null = null): string {
   return hostedSession === null ? `${pid}.json` : `${pid}.${sessionKey(hostedSession)}.json`;
-}
-
-export function recordPath(home: string, host: string, pid: number): string {
-  return join(hostDir(home, host), `${pid}.json`);
 }

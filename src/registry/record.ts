@@ -91,6 +91,11 @@ export interface SessionRecord extends ProcessIdentity {
   activity: Activity | null;
   activity_at: string | null;
   open_tool_calls: ToolCall[];
+  /**
+   * The OS that registered it (`Deno.build.os`): a record of another OS is another host's,
+   * whatever its name. Optional when read (older records lack it: null), always written.
+   */
+  os: string | null;
 }
 
 /** The lifecycle fields of a session that has not ended, been parked or been planned for. */
@@ -127,6 +132,8 @@ const successorOk: Check = (v) =>
 const continuationOk: Check = (v) =>
   v === null || (isObj(v) && str(v.key) && str(v.ledger) && (v.key as string).length > 0);
 
+/** An OS's name as Deno.build.os gives it: it goes into a place directory's name (layout.ts). */
+const osOk: Check = (v) => v === null || (typeof v === "string" && /^[a-z0-9_]{1,32}$/.test(v));
 const activityOk: Check = (v) => v === null || (ACTIVITIES as readonly unknown[]).includes(v);
 const toolText: Check = (v) => typeof v === "string" && v.length > 0 && v.length <= MAX_TOOL_TEXT;
 function toolCallsOk(v: unknown): boolean {
@@ -171,6 +178,7 @@ const OPTIONAL_FIELDS: [keyof SessionRecord, Check][] = [
   ["activity", activityOk],
   ["activity_at", (v) => v === null || time(v)],
   ["open_tool_calls", toolCallsOk],
+  ["os", osOk],
 ];
 
 /**
@@ -224,7 +232,8 @@ function isPlainValid(o: RawRecord, filePid: number): boolean {
     (!("continuation" in o) || continuationOk(o.continuation)) &&
     (!("activity" in o) || activityOk(o.activity)) &&
     (!("activity_at" in o) || o.activity_at === null || time(o.activity_at)) &&
-    (!("open_tool_calls" in o) || toolCallsOk(o.open_tool_calls));
+    (!("open_tool_calls" in o) || toolCallsOk(o.open_tool_calls)) &&
+    (!("os" in o) || osOk(o.os));
 }
 
 /** A parsed record file's fields, as read (nothing about them checked yet). */
@@ -289,6 +298,7 @@ export function validateRecord(
         started_at: c.started_at,
       }))
       : [],
+    os: (obj.os ?? null) as string | null,
   };
   return { record };
 }
@@ -346,6 +356,8 @@ export function buildRecord(input: RecordInput): SessionRecord {
     native_session_id: flags.nativeSessionId || env("ROSTER_NATIVE_SESSION_ID") || null,
     // Last: the field came after the others, and files keep their order.
     hosted: owner.harness?.hosted === true,
+    // After hosted, for the same reason.
+    os: id.os,
   };
 }
 

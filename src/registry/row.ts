@@ -45,6 +45,7 @@ const NULL_RECORD: Readonly<{ [K in keyof SessionRecord]: null }> = {
   registrar: null,
   ...NO_LIFECYCLE,
   open_tool_calls: null,
+  os: null,
 };
 
 /** The row of a valid record at `path`, as judged now. */

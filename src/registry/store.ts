@@ -15,13 +15,18 @@ import type { FileResult } from "../fs/result.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import {
   dirHost,
-  hostDirName,
+  isPlaceDir,
+  keyArea,
+  keyName,
   type Place,
-  placeDirName,
+  PLACE_NAME,
   placeDirNames,
+  placeDirPath,
+  placeKey,
   placeOf,
+  PLACES,
   recordName,
-  sessionsDir,
+  SESSIONS,
   STORED_NAME,
 } from "./layout.ts";
 import { ownSessionOf } from "./lifecycle.ts";
@@ -60,15 +65,15 @@ export function entryOf(
     return badEntry(path, filePid, dirName, file.mtimeMs, checked.problem);
   }
   // A record filed under another place's directory is not to be judged as that place's. The
-  // layout before places (one directory per host) held every namespace's records.
+  // first layout (one directory per host) held every namespace's records.
   const record = checked.record;
-  if (placeDirName(placeOf(record)) !== dirName && hostDirName(record.host) !== dirName) {
+  if (!isPlaceDir(dirName, placeOf(record))) {
     return badEntry(
       path,
       filePid,
       dirName,
       file.mtimeMs,
-      `host differs from its directory: ${dirName}`,
+      `host differs from its directory: ${keyName(dirName)}`,
     );
   }
   return { ok: true, path, record, mtimeMs: file.mtimeMs };
@@ -128,7 +133,8 @@ function isNewestOfItsId(judge: LivenessJudge, path: string, record: SessionReco
   return newest.get(`${record.host}\n${record.session_id}`) === fileKey(path);
 }
 
-const fileKey = (path: string) => `${baseName(parentOf(path))}/${baseName(path)}`;
+const fileKey = (path: string) =>
+  `${baseName(parentOf(parentOf(path)))}/${baseName(parentOf(path))}/${baseName(path)}`;
 
 /**
  * The newest record of each of `ids` on each host of the store at `root` (keyed by host and
@@ -139,7 +145,7 @@ function newestOf(root: string, ids: ReadonlySet<string>): Map<string, string> {
   const best = new Map<string, { at: number; key: string }>();
   try {
     for (const dirName of listPlaceDirs(root)) {
-      const dir = join(sessionsDir(root), dirName);
+      const dir = placeDirPath(root, dirName);
       for (const name of listNames(dir, "Could not read the store")) {
         const e = readEntry(dir, dirName, name);
         if (e === null || !e.ok || e.record.session_id === null) continue;
@@ -160,19 +166,26 @@ function newestOf(root: string, ids: ReadonlySet<string>): Map<string, string> {
 }
 
 /**
- * The store's home as a checked, canonical path whose `sessions/` is the caller's own: no other
- * user can rewrite any directory on the way (fs/dir.ts), so what is checked here is what every
- * later call reaches. Null when there is no store yet (and `create` is not set).
+ * The store's home as a checked, canonical path whose `places/` (and the older layouts'
+ * `sessions/`, where there is one) is the caller's own: no other user can rewrite any directory
+ * on the way (fs/dir.ts), so what is checked here is what every later call reaches. `create`
+ * makes `places/`. Null when there is no store yet (and `create` is not set).
  */
 export function openStore(home: string, create: boolean): string | null {
   const root = trustedDir(home, "the store", { create });
   if (root === null) return null;
-  return privateChild(root, "sessions", create) === null ? null : root;
+  // sessions/ only where places/ is missing: each use of it checks it again (placeDirIn,
+  // listArea), and a hook must not pay a failed lookup of a directory most homes lack.
+  if (privateChild(root, PLACES, create) !== null) return root;
+  return privateChild(root, SESSIONS, false) === null ? null : root;
 }
 
-/** A place's directory (by its name) in a checked store; null when it does not exist. */
-export function placeDirIn(root: string, dirName: string, create: boolean): string | null {
-  return privateChild(sessionsDir(root), dirName, create);
+/** A place's directory (by its key) in a checked store; null when it does not exist. */
+export function placeDirIn(root: string, key: string, create: boolean): string | null {
+  const area = keyArea(key);
+  // The area's own directory is checked on the way (openStore made places/ for a create).
+  const parent = privateChild(root, area, false);
+  return parent === null ? null : privateChild(parent, keyName(key), create);
 }
 
 /**
@@ -191,24 +204,34 @@ export function placeDirsIn(root: string | null, host: string, judge: LivenessJu
 }
 
 /**
- * The names of the place directories under the checked store's sessions/. Each must be the
- * caller's own real directory: a link or another user's directory there is refused.
+ * The keys (layout.ts placeKey) of the place directories of the checked store: under places/,
+ * those named as places are (PLACE_NAME), then every directory under the older layouts'
+ * sessions/. Each must be the caller's own real directory: a link or another user's directory
+ * there is refused.
  */
 export function listPlaceDirs(root: string): string[] {
-  const sessions = sessionsDir(root);
-  const names: string[] = [];
+  return [...listArea(root, PLACES, PLACE_NAME), ...listArea(root, SESSIONS, null)];
+}
+
+function listArea(root: string, area: string, named: RegExp | null): string[] {
+  const parent = privateChild(root, area, false);
+  if (parent === null) return [];
+  const keys: string[] = [];
   try {
-    for (const e of Deno.readDirSync(sessions)) {
+    for (const e of Deno.readDirSync(parent)) {
+      if (named !== null && !named.test(e.name)) continue;
       if (e.isSymlink) {
-        throw new UntrustedError(`Store directory is a symbolic link: ${join(sessions, e.name)}`);
+        throw new UntrustedError(`Store directory is a symbolic link: ${join(parent, e.name)}`);
       }
-      if (e.isDirectory && privateChild(sessions, e.name, false) !== null) names.push(e.name);
+      if (e.isDirectory && privateChild(parent, e.name, false) !== null) {
+        keys.push(placeKey(area, e.name));
+      }
     }
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return [];
-    throw ioError("Could not read the store", sessions, err);
+    throw ioError("Could not read the store", parent, err);
   }
-  return names.sort();
+  return keys.sort();
 }
 
 /**

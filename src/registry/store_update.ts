@@ -4,13 +4,13 @@
  * plans for. Loaded only by those (store.ts).
  */
 import { UsageError } from "../errors.ts";
-import { join } from "../fs/dir.ts";
+import { baseName, join, parentOf } from "../fs/dir.ts";
 import { withLock } from "../fs/flock.ts";
 import { listNames } from "../fs/read.ts";
 import { writeAtomic } from "../fs/write.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { parseTime } from "../time.ts";
-import { dirHost, hostDirName, placeDirName, sessionsDir } from "./layout.ts";
+import { dirHost, hostDirName, placeDirNames, placeDirPath, placeKey } from "./layout.ts";
 import type { ContinuationHold, SessionLink, SessionRecord } from "./record.ts";
 import type { Row } from "./row.ts";
 import {
@@ -135,8 +135,8 @@ function targetDir(
       if (!(err instanceof UsageError)) throw err;
     }
   }
-  const dirName = placeDirName({ ...judge.here, host });
-  const dir = join(sessionsDir(home), dirName);
+  const dirName = placeDirNames({ ...judge.here, host })[0];
+  const dir = placeDirPath(home, dirName);
   findTarget(dir, dirName, target, resume); // says what is missing
   return { dir, dirName };
 }
@@ -245,9 +245,9 @@ export async function holdSession(
 ): Promise<boolean> {
   const root = openStore(home, false);
   // The row's directory, when it is one of this host's (either layout).
-  const name = row.path.slice(row.path.lastIndexOf("/") + 1);
-  const parent = row.path.slice(0, row.path.lastIndexOf("/"));
-  const dirName = parent.slice(parent.lastIndexOf("/") + 1);
+  const name = baseName(row.path);
+  const parent = parentOf(row.path);
+  const dirName = placeKey(baseName(parentOf(parent)), baseName(parent));
   if (dirHost(dirName) !== hostDirName(host)) return false;
   const dir = root === null ? null : placeDirIn(root, dirName, false);
   if (dir === null || row.path !== join(dir, name)) return false;

@@ -9,7 +9,7 @@ import { withLock, withLockIfFree } from "../fs/flock.ts";
 import { removeQuietly, writeAtomic } from "../fs/write.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { pause } from "../pause.ts";
-import { hostDirName, placeDirName, placeOf, recordName } from "./layout.ts";
+import { placeDirNames, placeOf, recordName } from "./layout.ts";
 import { cleanupAction, DEFAULT_RETENTION_MS, endedName } from "./lifecycle.ts";
 import type { SessionRecord } from "./record.ts";
 import type { Row } from "./row.ts";
@@ -68,7 +68,7 @@ export async function writeRecord(
   now = Date.now(),
 ): Promise<{ path: string; record: SessionRecord }> {
   const root = openStore(home, true)!;
-  const dirName = placeDirName(placeOf(record));
+  const dirName = placeDirNames(placeOf(record))[0];
   const dir = placeDirIn(root, dirName, true)!;
   const name = fileOf(record);
   const path = join(dir, name);
@@ -178,28 +178,28 @@ function cleanUp(
 }
 
 /**
- * The migration from one directory per host: once a session's record is written in its
- * place's directory, the copy an older roster wrote of the same process (same pid, start token,
- * boot, machine and pid namespace) in the host's directory is superseded, and removed under
- * that directory's lock. Any other record there (another namespace's, an ended session's) stays
+ * The migration from the older layouts under sessions/ (one directory per host, then per
+ * place): once a session's record is written in its place's directory under places/, the copy
+ * an older roster wrote of the same process (same pid, start token, boot, machine and pid
+ * namespace) in either of its older directories is superseded, and removed under that
+ * directory's lock. Any other record there (another namespace's, an ended session's) stays
  * where it is, read and pruned as before. Best effort.
  */
 async function retireOldCopy(root: string, record: SessionRecord, name: string) {
-  const oldName = hostDirName(record.host);
-  if (oldName === placeDirName(placeOf(record))) return;
-  const dir = placeDirIn(root, oldName, false);
-  if (dir === null) return;
   const same = (e: Entry | null) =>
     e !== null && e.ok && e.record.session_pid === record.session_pid &&
     e.record.start_token === record.start_token && e.record.boot_id === record.boot_id &&
     e.record.machine_id === record.machine_id && e.record.pid_ns === record.pid_ns;
-  try {
-    if (!same(readEntry(dir, oldName, name))) return;
-    await withLock(dir, () => {
-      const entry = readEntry(dir, oldName, name);
-      if (same(entry)) removeQuietly(entry!.path);
-    });
-  } catch { /* best effort: the old copy reads as the same session until pruned */ }
+  for (const oldName of placeDirNames(placeOf(record)).slice(1)) {
+    try {
+      const dir = placeDirIn(root, oldName, false);
+      if (dir === null || !same(readEntry(dir, oldName, name))) continue;
+      await withLock(dir, () => {
+        const entry = readEntry(dir, oldName, name);
+        if (same(entry)) removeQuietly(entry!.path);
+      });
+    } catch { /* best effort: the old copy reads as the same session until pruned */ }
+  }
 }
 
 /**
@@ -213,7 +213,7 @@ export async function markEnded(
   endedAt: string,
   reason: string,
 ): Promise<boolean> {
-  const dirName = placeDirName(placeOf(record));
+  const dirName = placeDirNames(placeOf(record))[0];
   // The same checked walk as every other write: no link or foreign directory on the way.
   const root = openStore(home, false);
   const dir = root === null ? null : placeDirIn(root, dirName, false);

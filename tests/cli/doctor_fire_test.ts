@@ -106,7 +106,7 @@ Deno.test("roster doctor: why a hook would not fire", async (t) => {
   await t.step("a store it cannot read: the whole report, and advice", async () => {
     await Deno.mkdir(`${dir.path}/elsewhere`);
     await Deno.mkdir(w.store, { recursive: true });
-    await Deno.symlink(`${dir.path}/elsewhere`, `${w.store}/sessions`);
+    await Deno.symlink(`${dir.path}/elsewhere`, `${w.store}/places`);
     const d = await w.doctor();
     const p = d.problems.find((x) => /^The store cannot be read/.test(x.what));
     assertMatch(p?.what ?? "", /symbolic link/);

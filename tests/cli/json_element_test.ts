@@ -51,6 +51,7 @@ const RECORD: SessionRecord = {
   activity: "working",
   activity_at: "2026-12-01T11:04:00.000Z",
   open_tool_calls: [{ id: "toolu_1", name: "Bash", started_at: "2026-12-01T11:03:59.000Z" }],
+  os: "linux",
 };
 
 /** Strings that each take another turn of the writer: escapes, controls, non-ASCII, unsafe. */

@@ -40,6 +40,7 @@ function row(over: Partial<Row>): Row {
     activity: null,
     activity_at: null,
     open_tool_calls: [],
+    os: null,
     liveness: "dead",
     reason: "exited",
     path: `/s/${over.session_pid ?? 100}.json`,

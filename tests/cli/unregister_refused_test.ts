@@ -9,7 +9,7 @@ import { roster, spawnSleeper, tempDir } from "../helpers.ts";
 Deno.test("unregister on a refused store: exit 0, the reason on stderr", async (t) => {
   await using home = await tempDir();
   await using elsewhere = await tempDir();
-  Deno.symlinkSync(elsewhere.path, `${home.path}/sessions`);
+  Deno.symlinkSync(elsewhere.path, `${home.path}/places`);
   await using sleeper = spawnSleeper();
   for (const extra of [[], ["--json"], ["--quiet"]]) {
     await t.step(extra.join(" ") || "plain", async () => {

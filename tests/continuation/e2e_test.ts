@@ -935,7 +935,7 @@ Deno.test("a session or lock owner in another pid namespace is never judged from
     const path = `${hostDir(home.path)}/${pid}.json`;
     const record = { ...JSON.parse(Deno.readTextFileSync(path)), pid_ns: "pid:[1]" };
     const place = { host: record.host, machineId: record.machine_id, pidNs: record.pid_ns };
-    const theirs = `${home.path}/sessions/${placeDirName(place)}`;
+    const theirs = `${home.path}/places/${placeDirName(place)}`;
     Deno.mkdirSync(theirs, { mode: 0o700 });
     writeJson(`${theirs}/${pid}.json`, record);
     Deno.removeSync(path);

@@ -1,6 +1,11 @@
 import { assert, assertEquals } from "../assert.ts";
 import type { HostIdentity } from "../../src/identity/identity.ts";
-import { judgeLiveness, LivenessJudge, ownSessionVerdict } from "../../src/identity/liveness.ts";
+import {
+  judgeLiveness,
+  LivenessJudge,
+  ownSessionVerdict,
+  tokenOs,
+} from "../../src/identity/liveness.ts";
 import { linuxBackend } from "../../src/process/linux.ts";
 import type { Probe, ProcessBackend, ProcessInfo } from "../../src/process/types.ts";
 import { exactTokens } from "../../src/process/types.ts";
@@ -17,7 +22,7 @@ const info = (over: Partial<ProcessInfo> = {}): ProcessInfo => ({
 });
 const rec = { host: "h", boot_id: "B1", start_token: "T1" as string | null, session_pid: 10 };
 const here: HostIdentity = { host: "h", bootId: "B1" };
-const run = (r: typeof rec, p: Probe, h = here, cmp = exactTokens) =>
+const run = (r: Parameters<typeof judgeLiveness>[0], p: Probe, h = here, cmp = exactTokens) =>
   judgeLiveness(r, h, { probe: () => p, compareTokens: cmp });
 const exists = (o?: Partial<ProcessInfo>): Probe => ({ kind: "exists", info: info(o) });
 
@@ -166,7 +171,7 @@ Deno.test("liveness matrix", async (t) => {
     assertEquals(ownSessionVerdict(host, "s1", declared), host);
   });
   await t.step("identities unknown on either side are not a difference", () => {
-    const v = run({ ...rec, machine_id: null, pid_ns: "pid:[1]" } as typeof rec, exists(), {
+    const v = run({ ...rec, machine_id: null, pid_ns: "pid:[1]" }, exists(), {
       ...here,
       machineId: "m",
       pidNs: null,
@@ -248,3 +253,32 @@ Deno.test(
     }
   },
 );
+
+Deno.test("another OS under the same hostname is another host (issue 22 item 7)", async (t) => {
+  const linux: HostIdentity = { host: "h", bootId: "B1", machineId: "M1", os: "linux" };
+  const windows: HostIdentity = { host: "h", bootId: null, machineId: null, os: "windows" };
+  const gone: Probe = { kind: "gone" };
+  const OTHER = { liveness: "unknown", reason: "other-host" };
+  await t.step("a Windows record seen from Linux: never probed, never dead", () => {
+    const win = { host: "h", boot_id: null, start_token: "windows:1339", session_pid: 10 };
+    assertEquals(run({ ...win, os: "windows" }, gone, linux), OTHER);
+  });
+  await t.step("a Linux record seen from Windows, the other way", () => {
+    const lin = { host: "h", boot_id: "B1", machine_id: "M1", start_token: "77", session_pid: 10 };
+    assertEquals(run({ ...lin, os: "linux" }, gone, windows), OTHER);
+  });
+  await t.step("a record from before the os field: its start token's scheme says its OS", () => {
+    const win = { host: "h", boot_id: null, start_token: "windows:1339", session_pid: 10 };
+    assertEquals(run(win, gone, linux), OTHER);
+    assertEquals(run({ ...rec, start_token: "77" }, gone, windows), OTHER);
+    assertEquals(tokenOs("darwin:1.000002"), "darwin");
+    assertEquals(tokenOs("ps:17"), null);
+    assertEquals(tokenOs(null), null);
+  });
+  await t.step("the same OS, or one not known, is judged by its probe as before", () => {
+    const dead = { liveness: "dead", reason: "exited" };
+    assertEquals(run({ ...rec, os: "linux" }, gone, { ...here, os: "linux" }), dead);
+    assertEquals(run({ ...rec, start_token: null }, gone, { ...here, os: "linux" }), dead);
+    assertEquals(run({ ...rec, os: "windows" }, gone, here), dead);
+  });
+});

@@ -45,6 +45,7 @@ function row(over: Partial<Row>): Row {
     registered_at: "2026-01-02T03:04:06Z",
     registrar: null,
     ...NO_LIFECYCLE,
+    os: null,
     liveness: "alive",
     reason: "running",
     path: "/p/100.json",

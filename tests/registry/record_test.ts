@@ -32,6 +32,7 @@ export const goodRecord = (pid = 42) => ({
   registrar: { pid: 7, version: "0.1.0", path: "/x" },
   ...NO_LIFECYCLE,
   hosted: false,
+  os: "linux",
 });
 
 Deno.test("validateRecord", async (t) => {
@@ -61,6 +62,8 @@ Deno.test("validateRecord", async (t) => {
     ["impossible date", { ...goodRecord(), registered_at: "2026-13-45T10:00:00Z" }],
     ["empty token", { ...goodRecord(), start_token: "" }],
     ["registrar not object", { ...goodRecord(), registrar: "x" }],
+    ["os not an OS's name", { ...goodRecord(), os: "../linux" }],
+    ["os empty", { ...goodRecord(), os: "" }],
     [
       "missing cwd",
       (() => {
@@ -73,6 +76,12 @@ Deno.test("validateRecord", async (t) => {
   for (const [name, value] of bad) {
     await t.step(`rejects: ${name}`, () => assert("problem" in validateRecord(value, 42)));
   }
+  await t.step("a record from before the os field reads as os null", () => {
+    const { os: _os, ...older } = goodRecord();
+    const r = validateRecord(older, 42);
+    assert("record" in r);
+    assertEquals(r.record.os, null);
+  });
   await t.step("file-name pid must match the payload", () => {
     const r = validateRecord(goodRecord(43), 42);
     assert("problem" in r && r.problem.includes("differs"));
@@ -102,6 +111,8 @@ Deno.test("validateRecord's written-out checks accept exactly what the field tab
     "flag",
     "exec",
     "magic",
+    "linux",
+    "Win/32",
     "x".repeat(256),
     "x".repeat(257),
     "x".repeat(4096),
@@ -165,7 +176,7 @@ Deno.test("hostDirName and parseTime", async (t) => {
 });
 
 Deno.test("buildRecord: what register writes", async (t) => {
-  const here = { host: "h", bootId: "b", machineId: "m", pidNs: "pid:[1]" };
+  const here = { host: "h", bootId: "b", machineId: "m", pidNs: "pid:[1]", os: "linux" };
   const base: RecordInput = {
     owner: {
       pid: 42,
@@ -218,6 +229,7 @@ Deno.test("buildRecord: what register writes", async (t) => {
       registrar: { pid: 7, version: "0.1.0", path: "/x" },
       ...NO_LIFECYCLE,
       hosted: false,
+      os: "linux",
     });
     assert("record" in validateRecord(JSON.parse(JSON.stringify(r)), 42));
   });

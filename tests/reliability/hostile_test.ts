@@ -383,7 +383,9 @@ Deno.test("hostile files in the store", async (t) => {
   const dir = hostDir(home.path);
   const record = JSON.parse(Deno.readTextFileSync(good.path));
   for (const c of FILES) await c.make(`${dir}/${c.file}`, record, good.path);
-  // Not a host directory at all: a plain file where one would be.
+  // Not a place directory at all: a plain file where one would be, in either layout.
+  Deno.writeTextFileSync(`${home.path}/places/not~a-dir`, "x");
+  Deno.mkdirSync(`${home.path}/sessions`, { mode: 0o700 });
   Deno.writeTextFileSync(`${home.path}/sessions/not-a-dir`, "x");
   const before = snapshot(home.path);
   const goodBefore = Deno.readTextFileSync(good.path);

@@ -300,7 +300,7 @@ Deno.test("an empty hostname: the record reads back valid and alive", async () =
 Deno.test("links and loose directories at every level: nothing is written through them", async (t) => {
   await using s = spawnSleeper();
   const register = (home: string) => roster(["register", "--pid", String(s.pid), "--home", home]);
-  for (const level of ["sessions", "host"]) {
+  for (const level of ["places", "host"]) {
     await t.step(
       `a symlinked ${level} directory: refused every time, the target untouched`,
       async () => {
@@ -308,11 +308,11 @@ Deno.test("links and loose directories at every level: nothing is written throug
         const home = `${dir.path}/home`;
         const target = `${dir.path}/target`;
         Deno.mkdirSync(target, { mode: 0o700 });
-        if (level === "sessions") {
+        if (level === "places") {
           Deno.mkdirSync(home, { mode: 0o700 });
-          Deno.symlinkSync(target, `${home}/sessions`);
+          Deno.symlinkSync(target, `${home}/places`);
         } else {
-          Deno.mkdirSync(`${home}/sessions`, { recursive: true, mode: 0o700 });
+          Deno.mkdirSync(`${home}/places`, { recursive: true, mode: 0o700 });
           Deno.symlinkSync(target, hostDir(home));
         }
         for (let i = 0; i < 3; i++) {
@@ -326,6 +326,22 @@ Deno.test("links and loose directories at every level: nothing is written throug
       },
     );
   }
+  await t.step(
+    "a symlinked sessions directory (the older layouts'): never written through, list refused",
+    async () => {
+      await using dir = await tempDir();
+      const home = `${dir.path}/home`;
+      const target = `${dir.path}/target`;
+      Deno.mkdirSync(target, { mode: 0o700 });
+      Deno.mkdirSync(home, { mode: 0o700 });
+      Deno.symlinkSync(target, `${home}/sessions`);
+      for (let i = 0; i < 3; i++) await register(home);
+      assertEquals(entries(target), []);
+      const l = await roster(["list", "--home", home]);
+      assertEquals(l.code, 1, l.stdout);
+      assertOneLine(l, /^roster: Store directory is a symbolic link: /);
+    },
+  );
   await t.step(
     "a record that is a link to a file elsewhere: unregister leaves the target",
     async () => {

@@ -118,6 +118,7 @@ function recordOf(
     registered_at: new Date().toISOString(),
     registrar: { pid: Deno.pid, version: "test", path: "test" },
     ...NO_LIFECYCLE,
+    os: "linux",
   };
 }
 

@@ -177,33 +177,33 @@ Deno.test("another user's directories and links never redirect roster's writes",
     );
 
     await t.step(
-      "a sticky shared home: the attacker's sessions/ is refused every time",
+      "a sticky shared home: the attacker's places/ is refused every time",
       async () => {
         const shared = mkdir(`${base}/shared`, null, 0o1777);
-        assert(as(attacker, `mkdir -m 777 '${shared}/sessions'`).ok);
+        assert(as(attacker, `mkdir -m 777 '${shared}/places'`).ok);
         for (const u of [victim, null]) {
           for (let i = 0; i < 3; i++) {
             const r = await register(u, shared);
             refusedOneLine(r, `${u?.name ?? "root"} call ${i + 1}`);
           }
         }
-        assertEquals(tree(`${shared}/sessions`), []);
+        assertEquals(tree(`${shared}/places`), []);
       },
     );
 
     await t.step(
-      "a sticky shared home: the attacker's sessions link to a root-only directory",
+      "a sticky shared home: the attacker's places link to a root-only directory",
       async () => {
         const shared = mkdir(`${base}/shared2`, null, 0o1777);
         const rootOnly = mkdir(`${base}/root-only`, null, 0o700);
-        assert(as(attacker, `ln -s '${rootOnly}' '${shared}/sessions'`).ok);
+        assert(as(attacker, `ln -s '${rootOnly}' '${shared}/places'`).ok);
         for (const u of [null, victim]) {
           for (let i = 0; i < 3; i++) refusedOneLine(await register(u, shared), `call ${i + 1}`);
         }
         assertEquals(tree(rootOnly), []);
-        // And with the link at the host level under a sessions/ of the victim's own.
+        // And with the link at the host level under a places/ of the victim's own.
         const shared3 = mkdir(`${base}/shared3`, null, 0o1777);
-        mkdir(`${shared3}/sessions`, victim, 0o1777);
+        mkdir(`${shared3}/places`, victim, 0o1777);
         assert(
           as(
             attacker,
@@ -223,7 +223,7 @@ Deno.test("another user's directories and links never redirect roster's writes",
       const home = `${shared}/victim`;
       const r = await register(victim, home);
       assertEquals(r.code, 0, r.stderr);
-      assertEquals(Deno.statSync(`${home}/sessions`).uid, victim.uid);
+      assertEquals(Deno.statSync(`${home}/places`).uid, victim.uid);
       // The attacker cannot move it aside: the sticky bit keeps the victim's entry.
       assert(!as(attacker, `mv '${home}' '${shared}/aside'`).ok, "sticky bit held");
     });

@@ -11,15 +11,15 @@ const mode = (path: string) => Deno.statSync(path).mode! & 0o7777;
 
 Deno.test("permissions of the store", async (t) => {
   await using s = spawnSleeper();
-  await t.step("a world-writable home and sessions directory are tightened to 0700", async () => {
+  await t.step("a world-writable home and places directory are tightened to 0700", async () => {
     await using dir = await tempDir();
     const home = `${dir.path}/home`;
-    Deno.mkdirSync(`${home}/sessions`, { recursive: true });
+    Deno.mkdirSync(`${home}/places`, { recursive: true });
     Deno.chmodSync(home, 0o777);
-    Deno.chmodSync(`${home}/sessions`, 0o777);
+    Deno.chmodSync(`${home}/places`, 0o777);
     const row = await rosterJson<Row>(home, ["register", "--pid", String(s.pid)]);
     assertEquals(mode(home), 0o700);
-    assertEquals(mode(`${home}/sessions`), 0o700);
+    assertEquals(mode(`${home}/places`), 0o700);
     assertEquals(mode(hostDir(home)), 0o700);
     assertEquals(mode(row.path), 0o600);
     assertEquals(mode(`${hostDir(home)}/.lock`), 0o600);
@@ -36,7 +36,7 @@ Deno.test("permissions of the store", async (t) => {
     Deno.chmodSync(dir.path, 0o1777);
     await rosterJson(dir.path, ["register", "--pid", String(s.pid)]);
     assertEquals(mode(dir.path), 0o1777);
-    assertEquals(mode(`${dir.path}/sessions`), 0o700);
+    assertEquals(mode(`${dir.path}/places`), 0o700);
   });
   await t.step("records not ours or writable by others are unknown/malformed", async () => {
     await using home = await tempDir();
