@@ -1,9 +1,9 @@
 /**
  * Why an installed hook would not fire, for `roster doctor`: the `roster` its command runs is not
- * on PATH, a tool the recipe needs (`jq` for Codex) is missing, or Codex has not been told to
- * trust the hook (Codex 0.169 runs a hook only once a person trusted it in its TUI, stored in
- * config.toml as `[hooks.state."<file>:<event>:<group>:<hook>"] trusted_hash`; `codex exec`
- * skips an untrusted hook without a word).
+ * on PATH, a tool the recipe needs (`jq` for Codex and Gemini CLI) is missing, or Codex has not
+ * been told to trust the hook (Codex 0.169 runs a hook only once a person trusted it in its
+ * TUI, stored in config.toml as `[hooks.state."<file>:<event>:<group>:<hook>"] trusted_hash`;
+ * `codex exec` skips an untrusted hook without a word).
  */
 import { type HookReport, readHookFile } from "./install.ts";
 import { isRosterCommand } from "./recipes.ts";
@@ -97,6 +97,13 @@ export function fireProblems(
     problems.push({
       what: "The Codex hooks read the session id with `jq`, which is not on PATH: every " +
         "record gets no session id",
+      advice: "sudo apt-get install jq (or: brew install jq)",
+    });
+  }
+  if (live.some((h) => h.harness === "gemini") && onPath("jq", env.PATH) === null) {
+    problems.push({
+      what: "The Gemini CLI BeforeTool hook reads the session id with `jq`, which is not on " +
+        "PATH: shell commands in a sandbox cannot tell their session",
       advice: "sudo apt-get install jq (or: brew install jq)",
     });
   }

@@ -52,6 +52,8 @@ const PI_EXTENSION =
   `import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 
 // Registers this pi process with roster while a session is open, with the session it is on.
+// pi's bash tool runs commands with pi's own environment, so the variables set here tell them
+// which session they are in, even from a sandbox where pi's pid is invisible.
 export default function (pi: ExtensionAPI) {
   const pid = String(process.pid);
   // What the session is doing (roster activity): pi runs these handlers one at a time, in order.
@@ -59,10 +61,13 @@ export default function (pi: ExtensionAPI) {
     pi.exec("roster", ["activity", ...args, "--pid", pid, "--quiet"]);
   pi.on("session_start", async (_event, ctx: ExtensionContext) => {
     const id = ctx.sessionManager.getSessionId();
+    process.env.ROSTER_SESSION_PID = pid;
+    process.env.ROSTER_SESSION_ID = id;
     await pi.exec("roster", ["register", "--pid", pid, "--agent", "pi", "--session-id", id]);
     await activity("idle");
   });
   pi.on("session_shutdown", async () => {
+    delete process.env.ROSTER_SESSION_ID;
     await pi.exec("roster", ["unregister", "--pid", pid, "--quiet"]);
   });
   pi.on("agent_start", async () => {
@@ -82,6 +87,19 @@ export default function (pi: ExtensionAPI) {
 
 /** A Codex activity hook: the session from the hook's JSON on stdin (a shared server hosts many). */
 const CODEX_ACTIVITY = (what: string) => `roster activity ${what} --session-id - --quiet`;
+
+/**
+ * Gemini CLI 0.61 gives its shell tool none of its session's variables (its hooks get
+ * $GEMINI_SESSION_ID, its tools only a sanitized copy of its own environment), and no hook can
+ * change that environment; a BeforeTool hook can rewrite the tool's arguments, so this one puts
+ * an `export GEMINI_SESSION_ID=...` in front of each shell command (not on Windows, whose shell
+ * is PowerShell). It reads the id from stdin: Gemini CLI rewrites `$GEMINI_SESSION_ID` in a hook
+ * command itself.
+ */
+const GEMINI_TOOL_ENV = `jq -c 'if .tool_name == "run_shell_command" and ` +
+  `(.session_id // "") != "" and ($ENV.OS // "") != "Windows_NT" then {hookSpecificOutput: ` +
+  `{tool_input: {command: ("export GEMINI_SESSION_ID=" + (.session_id | @sh) + "; " + ` +
+  `.tool_input.command)}}} else {} end'`;
 
 export const RECIPES: Record<Harness, Recipe> = {
   claude: {
@@ -185,12 +203,12 @@ export const RECIPES: Record<Harness, Recipe> = {
       Notification: {
         hooks: [{ type: "command", command: "roster activity waiting --quiet", timeout: 10000 }],
       },
+      // BeforeTool also tells a shell command its session (GEMINI_TOOL_ENV).
       BeforeTool: {
-        hooks: [{
-          type: "command",
-          command: "roster activity --tool-start - --quiet",
-          timeout: 10000,
-        }],
+        hooks: [
+          { type: "command", command: "roster activity --tool-start - --quiet", timeout: 10000 },
+          { type: "command", command: GEMINI_TOOL_ENV, timeout: 10000 },
+        ],
       },
       AfterTool: {
         hooks: [{
@@ -218,8 +236,12 @@ export function recipeText(recipe: Recipe): string {
   return JSON.stringify({ hooks }, null, 2) + "\n";
 }
 
-/** A hook command that roster's recipes wrote (any version of them): it runs roster itself. */
+/**
+ * A hook command that roster's recipes wrote (any version of them): it runs roster itself, or it
+ * is the Gemini CLI hook that tells shell commands their session (GEMINI_TOOL_ENV).
+ */
 export function isRosterCommand(command: unknown): boolean {
   return typeof command === "string" &&
-    /^\s*roster\s+(register|unregister|activity)\b/.test(command);
+    (/^\s*roster\s+(register|unregister|activity)\b/.test(command) ||
+      /^\s*jq\b.*"export GEMINI_SESSION_ID="/.test(command));
 }

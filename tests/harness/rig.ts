@@ -352,15 +352,27 @@ export function readDone(path: string, ms = 90_000): Promise<string> {
   );
 }
 
+/** A tool command run in a new pid namespace, as a harness's sandbox (or a person's) runs it. */
+export const BWRAP = ["bwrap", "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc"];
+
 /**
  * The job a harness's tool runs: `roster whoami --json` (its exit code and output) and the
- * environment variables roster reads, written to `out` with a final `__done` line.
+ * environment variables roster reads, written to `out` with a final `__done` line; with
+ * `wrap`, all of it under that command (e.g. BWRAP), so the pid namespace read is the wrap's.
  */
-export function whoamiJob(out: string): string {
-  const vars = ["CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID", "GEMINI_SESSION_ID", "CLAUDE_PID"];
-  return `{ roster whoami --json; echo "__rc $?"; readlink /proc/self/ns/pid; ` +
-    vars.map((v) => `echo "__env ${v}=\${${v}:-}"; `).join("") +
-    `echo __done; } > ${shq(out)} 2>&1`;
+export function whoamiJob(out: string, wrap: string[] = []): string {
+  const vars = [
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_THREAD_ID",
+    "GEMINI_SESSION_ID",
+    "CLAUDE_PID",
+    "ROSTER_SESSION_ID",
+    "ROSTER_SESSION_PID",
+  ];
+  const body = `roster whoami --json; echo "__rc $?"; readlink /proc/self/ns/pid; ` +
+    vars.map((v) => `echo "__env ${v}=\${${v}:-}"; `).join("") + `echo __done`;
+  const inner = wrap.length ? `${wrap.map(shq).join(" ")} sh -c ${shq(body)}` : `{ ${body}; }`;
+  return `${inner} > ${shq(out)} 2>&1`;
 }
 
 export interface WhoamiResult {

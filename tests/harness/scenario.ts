@@ -21,10 +21,18 @@ import {
   type WhoamiResult,
 } from "./rig.ts";
 
-/** Runs `roster whoami` through the harness's own shell tool and returns what it printed. */
-export async function whoamiFromTool(rig: Rig, pane: Pane, tag = "whoami"): Promise<WhoamiResult> {
+/**
+ * Runs `roster whoami` through the harness's own shell tool (under `wrap`, e.g. BWRAP) and
+ * returns what it printed.
+ */
+export async function whoamiFromTool(
+  rig: Rig,
+  pane: Pane,
+  tag = "whoami",
+  wrap: string[] = [],
+): Promise<WhoamiResult> {
   const out = `${rig.proj}/${tag}-${Date.now()}.txt`;
-  const job = rig.server.job(whoamiJob(out));
+  const job = rig.server.job(whoamiJob(out, wrap));
   await rig.prompt(pane, `Please do ${job} now.`);
   return parseWhoami(await readDone(out));
 }
