@@ -105,6 +105,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/harness/codex_trust_test.ts": "the real Codex release (Linux npm build)",
   "tests/harness/gemini_test.ts": "the real Gemini CLI release (Linux npm build)",
   "tests/harness/nested_test.ts": "real harnesses nested in a Claude Code session",
+  "tests/harness/own_session_test.ts": "the real Claude Code release, resumed, under bwrap",
   "tests/harness/pi_test.ts": "the real pi release (Linux npm build)",
   "tests/harness/restore_claude_test.ts":
     "roster restore with the real Claude Code release in tmux",
