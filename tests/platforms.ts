@@ -139,6 +139,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/reliability/textfile_race_test.ts": "symlink races and POSIX modes (chmod)",
   "tests/scripts/ci_stages_test.ts": "the stage runner: setsid process groups, /proc environments",
   "tests/registry/seams_test.ts": "spawns sleep as sessions, read through /proc",
+  "tests/registry/wb_differential_test.ts": "spawns sleep as sessions, read through /proc",
   "tests/scripts/architecture_test.ts": "copies the tree and checks it by Unix paths",
 };
 
