@@ -1,8 +1,8 @@
 /**
  * `roster doctor` finds why an installed hook would not fire (issue 27 item 2, issue 22 item 8):
- * `roster` not on PATH, no `jq` for the Codex recipe, Codex's hooks not trusted, and a store it
- * cannot read (a report with advice, not one line). Each cause with its advice, the JSON checked
- * against `roster schema doctor`.
+ * `roster` not on PATH, no `jq` for the Codex or Gemini CLI recipe, Codex's hooks not trusted,
+ * and a store it cannot read (a report with advice, not one line). Each cause with its advice,
+ * the JSON checked against `roster schema doctor`.
  */
 import { assertEquals, assertMatch } from "../assert.ts";
 import { roster, tempDir } from "../helpers.ts";
@@ -101,6 +101,16 @@ Deno.test("roster doctor: why a hook would not fire", async (t) => {
     assertEquals(d.problems.length, 1);
     assertMatch(d.problems[0].what, /`jq`, which is not on PATH/);
     assertMatch(d.problems[0].advice, /apt-get install jq/);
+  });
+
+  await t.step("no jq for the Gemini CLI recipe's BeforeTool hook", async () => {
+    const i = await roster(["hooks", "install", "gemini"], { env: w.env });
+    assertEquals(i.code, 0, i.stderr);
+    const d = await w.doctor();
+    const p = d.problems.find((x) => /^The Gemini CLI BeforeTool hook/.test(x.what));
+    assertMatch(p?.what ?? "", /`jq`, which is not on PATH: shell commands in a sandbox/);
+    assertMatch(p?.advice ?? "", /apt-get install jq/);
+    await roster(["hooks", "uninstall", "gemini"], { env: w.env });
   });
 
   await t.step("a store it cannot read: the whole report, and advice", async () => {
