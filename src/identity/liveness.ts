@@ -5,6 +5,7 @@
  */
 import { type Probe, type ProcessBackend, type TokenMatch, tokenScheme } from "../process/types.ts";
 import type { HostIdentity, ProcessIdentity } from "./identity.ts";
+import { RosterError } from "../errors.ts";
 
 export type Liveness = "alive" | "dead" | "unknown";
 export type Reason =
@@ -247,4 +248,20 @@ export class LivenessJudge {
     }
     return p;
   }
+}
+
+/**
+ * Throws (exit 1) where the /proc in view is another pid namespace's (ProcessBackend.procForeign):
+ * `what` writes down which process holds a pid of the caller's namespace, and nothing in view can
+ * say (no probe answers, no start token is read), so a write would put a token-less guess in the
+ * place of a record that proves its process. A pid a person took from that /proc (`ps`) is
+ * another namespace's number as well.
+ */
+export function requireOwnProc(look: Pick<ProcessLook, "procForeign">, what: string): void {
+  if (look.procForeign?.() !== true) return;
+  throw new RosterError(
+    `Could not ${what}: the /proc in view is another pid namespace's (nsenter -p without -m, ` +
+      "unshare -p without --mount-proc), so it cannot show which process holds a pid here; " +
+      "run roster where /proc is this namespace's own",
+  );
 }

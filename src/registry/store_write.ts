@@ -7,7 +7,8 @@
 import { join } from "../fs/dir.ts";
 import { withLock, withLockIfFree } from "../fs/flock.ts";
 import { removeQuietly, writeAtomic } from "../fs/write.ts";
-import type { LivenessJudge } from "../identity/liveness.ts";
+import { type LivenessJudge, requireOwnProc } from "../identity/liveness.ts";
+import { RosterError } from "../errors.ts";
 import { pause } from "../pause.ts";
 import { placeDirNames, placeOf, recordName } from "./layout.ts";
 import { cleanupAction, DEFAULT_RETENTION_MS, endedName } from "./lifecycle.ts";
@@ -67,6 +68,7 @@ export async function writeRecord(
   keeping: Keeping = { retentionMs: DEFAULT_RETENTION_MS, held: () => false },
   now = Date.now(),
 ): Promise<{ path: string; record: SessionRecord }> {
+  requireOwnProc(judge.backend, `register pid ${record.session_pid}`);
   const root = openStore(home, true)!;
   const dirName = placeDirNames(placeOf(record))[0];
   const dir = placeDirIn(root, dirName, true)!;
@@ -254,7 +256,17 @@ function moveAsideEnded(
     old.record.boot_id === record.boot_id;
   if (same) return { refreshed: old.record };
   const row = toRow(old, judge, true);
-  if (row.liveness !== "dead") return "new";
+  if (row.liveness !== "dead") {
+    // A record that proves its process is never traded for one that cannot: a registration
+    // that read no start token says nothing of which process holds the pid.
+    if (old.record.start_token !== null && record.start_token === null) {
+      throw new RosterError(
+        `Could not register pid ${record.session_pid}: its start token could not be read, and ` +
+          `the record there has one (${row.liveness}: ${row.reason}), which is kept: ${old.path}`,
+      );
+    }
+    return "new";
+  }
   const ended = stamped(old.record, row, now);
   for (let i = 0; i < 5; i++) {
     // First a name of the ended session's own: two registers of one new session at once (two

@@ -6,16 +6,21 @@
  * caller's namespace may be judged from them: each is `unknown (foreign-proc)`, never dead (or
  * alive), prune keeps it and the listing shortcut never runs. Real namespaces, a real sleeper.
  */
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { canUnsharePid } from "../pidns.ts";
 import { cleanEnv, cliArgs, run, spawnSleeper, tempDir } from "../helpers.ts";
-import { procShowsOwnNs } from "../../src/process/linux.ts";
+import { linuxBackend, procShowsOwnNs } from "../../src/process/linux.ts";
+import { LivenessJudge } from "../../src/identity/liveness.ts";
+import { writeRecord } from "../../src/registry/store_write.ts";
+import type { SessionRecord } from "../../src/registry/record.ts";
+import { RosterError } from "../../src/errors.ts";
 
 interface JsonRow {
   session_pid: number;
   liveness: string;
   reason: string;
   agent: string | null;
+  start_token: string | null;
 }
 
 Deno.test("procShowsOwnNs: only a /proc that proves it is the reader's namespace's", () => {
@@ -140,6 +145,35 @@ Deno.test({
       assertEquals(rows.map((r) => r.liveness), ["alive"]);
     });
 
+    await t.step("there, register, park, unregister and activity write nothing", async () => {
+      // Retest of issue 24: register from that /proc replaced the record (start token and all)
+      // with a token-less one that read `alive (pid-only)` for whatever held the pid next.
+      const h = ["--home", home.path];
+      const pid = String(innerPid);
+      const before = rowsOf(await under(inside, ["list", "--all", "--json", ...h]));
+      const reg = await under(pidOnly, ["register", "--pid", pid, "--agent", "claude", ...h]);
+      assertEquals(reg.code, 1, reg.stdout + reg.stderr);
+      assert(reg.stderr.includes("another pid namespace's"), reg.stderr);
+      const guessed = await under(pidOnly, ["register", "--agent", "claude", ...h]);
+      assertEquals(guessed.code, 1, guessed.stderr);
+      assert(guessed.stderr.includes("another pid namespace's"), guessed.stderr);
+      const park = await under(pidOnly, ["park", "--pid", pid, ...h]);
+      assertEquals(park.code, 1, park.stdout + park.stderr);
+      assert(park.stderr.includes("another pid namespace's"), park.stderr);
+      const act = await under(pidOnly, ["activity", "working", "--pid", pid, ...h]);
+      assertEquals(act.code, 1, act.stdout + act.stderr);
+      assert(act.stderr.includes("another pid namespace's"), act.stderr);
+      // unregister exits 0 in every case (README), the reason on stderr.
+      const unreg = await under(pidOnly, ["unregister", "--pid", pid, "--json", ...h]);
+      assertEquals(unreg.code, 0, unreg.stderr);
+      assertEquals(JSON.parse(unreg.stdout).outcome, "refused");
+      assert(unreg.stderr.includes("another pid namespace's"), unreg.stderr);
+      const after = rowsOf(await under(inside, ["list", "--all", "--json", ...h]));
+      assertEquals(after, before);
+      assertEquals(after.map((r) => [r.liveness, r.reason]), [["alive", "running"]]);
+      assert(after[0].start_token !== null, JSON.stringify(after));
+    });
+
     await t.step("the host's namespace under the container's /proc: unknown", async () => {
       // The host's own live sleeper, registered on the host; then read from the container's
       // mount namespace, whose /proc shows none of the host's pids (not even the reader).
@@ -169,21 +203,58 @@ Deno.test({
 });
 
 Deno.test({
-  name: "unshare -fp without --mount-proc: a session registered there is unknown, never alive",
+  name: "unshare -fp without --mount-proc: register there is refused, nothing is written",
   ignore: Deno.build.os !== "linux",
 }, async () => {
   if (!canUnsharePid()) return;
   await using home = await tempDir();
   // roster runs in a fresh pid namespace, under the host's /proc: pid 2 there (the sleeper) is
-  // some host process's pid here (kthreadd), which says nothing of the sleeper.
+  // some host process's pid here (kthreadd), which says nothing of the sleeper. A token-less
+  // record of it would read alive (pid-only) from a /proc of that namespace for any holder.
   const q = (args: string[]) => rosterCmd(args).map((a) => `'${a}'`).join(" ");
   const script = `sleep 600 & SP=$!; ${
     q(["register", "--agent", "claude", "--home", home.path, "--quiet"]).replace(
       "'register'",
       "'register' --pid \"$SP\"",
     )
-  } || exit 9; kill -9 "$SP"; wait; ${q(["list", "--all", "--json", "--home", home.path])}`;
+  }; RC=$?; kill -9 "$SP"; wait; [ "$RC" = 1 ] || exit 9; ${
+    q(["list", "--all", "--json", "--home", home.path])
+  }`;
   const r = await run("unshare", ["--pid", "--fork", "--kill-child", "sh", "-c", script], ENV);
-  const rows = rowsOf(r);
-  assertEquals(rows.map((r) => [r.liveness, r.reason]), [["unknown", "foreign-proc"]]);
+  assert(r.stderr.includes("another pid namespace's"), r.stderr);
+  assertEquals(rowsOf(r), []);
+});
+
+Deno.test({
+  name: "a record with a start token is never replaced by one without",
+  ignore: Deno.build.os !== "linux",
+}, async () => {
+  await using home = await tempDir();
+  await using sleeper = spawnSleeper();
+  const reg = await run(Deno.execPath(), [
+    ...cliArgs(["register", "--pid", String(sleeper.pid), "--agent", "codex"]),
+    "--home",
+    home.path,
+    "--quiet",
+  ], ENV);
+  assertEquals(reg.code, 0, reg.stderr);
+  const [row] = rowsOf(
+    await run(Deno.execPath(), cliArgs(["list", "--json", "--home", home.path]), ENV),
+  ) as (JsonRow & { path: string })[];
+  const before = Deno.readTextFileSync(row.path);
+  const record = JSON.parse(before) as SessionRecord;
+  assert(record.start_token !== null, before);
+  // The same process registered by a caller that could read no start token for it.
+  const backend = linuxBackend();
+  const judge = new LivenessJudge(backend, {
+    host: record.host,
+    bootId: backend.bootId(),
+    machineId: backend.machineId(),
+    pidNs: backend.pidNamespace(),
+    os: "linux",
+  });
+  const blind = { ...record, start_token: null, process_started_at: null };
+  const err = await assertRejects(() => writeRecord(home.path, blind, judge), RosterError);
+  assert(err.message.includes("start token"), err.message);
+  assertEquals(Deno.readTextFileSync(row.path), before);
 });

@@ -4,6 +4,7 @@
  */
 import { EnvEncodingError, envVar } from "../../env.ts";
 import { RosterError, UsageError } from "../../errors.ts";
+import { requireOwnProc } from "../../identity/liveness.ts";
 import { NoOwnerError, resolveOwner } from "../../registry/owner.ts";
 import { type Activity, type ActivityChange, MAX_TOOL_TEXT } from "../../registry/record.ts";
 import { recordActivity } from "../../registry/store_activity.ts";
@@ -117,6 +118,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     return 0;
   };
   const judge = await ctx.judge();
+  requireOwnProc(judge.backend, "record the session's activity");
   let owner;
   try {
     owner = resolveOwner(

@@ -2,6 +2,7 @@ import { envVar } from "../../env.ts";
 /** `roster register`: record the calling agent session (a refresh when it exists). */
 import { UsageError } from "../../errors.ts";
 import { describeRow, printable } from "../terminal.ts";
+import { requireOwnProc } from "../../identity/liveness.ts";
 import { resolveOwner } from "../../registry/owner.ts";
 import { buildRecord } from "../../registry/record.ts";
 import { recordRow } from "../../registry/row.ts";
@@ -58,6 +59,8 @@ function sessionCwd(flag: string | undefined): string {
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const judge = await ctx.judge();
+  // Before the owner is looked for: from a foreign /proc no ancestor can be found either.
+  requireOwnProc(judge.backend, "register a session");
   const owner = resolveOwner(
     {
       flagPid: args.get("pid"),

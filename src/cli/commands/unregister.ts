@@ -11,6 +11,7 @@ import {
   hostsSessions,
   NoOwnerError,
 } from "../../registry/owner.ts";
+import { requireOwnProc } from "../../identity/liveness.ts";
 import { mayUnregister, removeRecordIf } from "../../registry/store_remove.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
@@ -63,6 +64,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const hosted = hostsSessions(judge.backend, pid) ? args.get("session-id") || null : null;
   let result: Awaited<ReturnType<typeof removeRecordIf>>;
   try {
+    requireOwnProc(judge.backend, `unregister pid ${pid}`);
     result = await removeRecordIf(
       ctx.home,
       ctx.host,
