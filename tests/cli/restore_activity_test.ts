@@ -5,7 +5,12 @@
  */
 import { assertEquals } from "../assert.ts";
 import type { Row } from "../../src/registry/row.ts";
-import { idleState, openToolCalls, recordsActivity } from "../../src/cli/restore/flow.ts";
+import {
+  idleState,
+  openToolCalls,
+  recordsActivity,
+  spokeSince,
+} from "../../src/cli/restore/flow.ts";
 
 /** A row with the activity fields as the activity command writes them (or without them). */
 function row(over: Record<string, unknown> = {}): Row {
@@ -69,4 +74,12 @@ Deno.test("the continue waits for the successor's own idle, and never without ac
   assertEquals(idleState(row(), row({ session_pid: 200 })).kind, "never");
   // The successor's own word counts even when the predecessor's hooks said nothing.
   assertEquals(idleState(noHooks, row({ activity: "idle", activity_at: AT })).kind, "idle");
+});
+
+Deno.test("the typed continue was submitted once the session's hooks said anything after it", () => {
+  const typed = Date.parse(AT);
+  // The idle that let the continue go is older than the typing: it says nothing of it.
+  assertEquals(spokeSince(row({ activity: "idle", activity_at: AT }), typed + 1), false);
+  assertEquals(spokeSince(row({ activity: "working", activity_at: AT }), typed), true);
+  assertEquals(spokeSince(row(), typed), false);
 });

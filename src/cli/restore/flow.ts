@@ -26,6 +26,7 @@ import {
   lastLines,
   openWindow,
   paneState,
+  pressEnter,
   RESTORE_SESSION,
   serverStartedMs,
   sessionOfPane,
@@ -417,6 +418,38 @@ function rowAt(place: Place, path: string): Row | null {
 }
 
 /**
+ * Pure: whether the session's hooks have said anything since `sinceMs` (a turn started, a
+ * tool ran, it went idle again): what the typed continue was submitted by.
+ */
+export function spokeSince(row: Row, sinceMs: number): boolean {
+  const at = (row as unknown as Record<string, unknown>).activity_at;
+  return typeof at === "string" && Date.parse(at) >= sinceMs;
+}
+
+/**
+ * After typing the continue: the session's own hooks must say a turn started. A TUI still busy
+ * starting up can read the Enter in one chunk with the text, as part of a paste (seen with
+ * Gemini CLI 0.61 under load), leaving the message typed but unsent; then Enter alone again,
+ * never the text (on an empty prompt Enter does nothing), until its hooks speak.
+ */
+async function confirmSubmitted(
+  place: Place,
+  path: string,
+  pane: string,
+  typedAt: number,
+): Promise<void> {
+  for (let i = 0; i < 10; i++) {
+    const until = Date.now() + 3_000;
+    while (Date.now() < until) {
+      const now = rowAt(place, path);
+      if (now === null || spokeSince(now, typedAt)) return;
+      await sleep(250);
+    }
+    await pressEnter(pane);
+  }
+}
+
+/**
  * Waits for the successor's hooks to report it idle, then decides (continuation-check's
  * rules, the pane read by roster itself) and, on dispatch, types the one continue into its
  * pane. At most once, whatever runs at the same time: the claim decides.
@@ -472,7 +505,9 @@ export async function sendContinue(
     });
     const v = result.verdict;
     if (v.kind === "dispatch" && result.claimed) {
+      const typedAt = Date.now();
       await typeInto(pane, result.claimed.message);
+      await confirmSubmitted(place, successor.path, pane, typedAt);
       return { sent: true, reason: null, continuation_id: result.claimed.id };
     }
     if (v.kind === "wait") {

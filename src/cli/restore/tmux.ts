@@ -168,6 +168,11 @@ export async function closeWindow(pane: string): Promise<void> {
   await tmux(["kill-pane", "-t", pane]);
 }
 
+/** Enter alone: submits what is typed at the prompt (an empty prompt ignores it). */
+export async function pressEnter(pane: string): Promise<void> {
+  await must(["send-keys", "-t", pane, "Enter"], "type into the pane");
+}
+
 /** Types `text` into the pane literally, then Enter as a key of its own. */
 export async function typeInto(pane: string, text: string): Promise<void> {
   await must(["send-keys", "-t", pane, "-l", text], "type into the pane");
