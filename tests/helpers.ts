@@ -74,8 +74,22 @@ export function cleanEnv(): Record<string, string> {
   return env;
 }
 
+/**
+ * The boot history (registry/boots.ts) of the roster calls a test makes, one per test process,
+ * never the machine's own: a test may add a boot to it (one this machine "ran" before).
+ */
+export const BOOT_HISTORY = (() => {
+  const dir = Deno.makeTempDirSync({ prefix: "roster-boots-" });
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* gone */ }
+  });
+  return `${dir}/boots`;
+})();
+
 function childEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { ...cleanEnv(), NO_COLOR: "1", ...extra };
+  return { ...cleanEnv(), NO_COLOR: "1", ROSTER_BOOT_HISTORY: BOOT_HISTORY, ...extra };
 }
 
 /** The roster command line a hook would run: `deno run <perms> main.ts ...args`. */

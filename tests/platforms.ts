@@ -121,6 +121,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/recipes/budgets_test.ts": "reads docs/hooks.md by a Unix path (tests/recipes/harness.ts)",
   "tests/registry/lifecycle_test.ts": "spawns sleep as sessions, read through /proc",
   "tests/registry/place_test.ts": "private pid namespaces (unshare)",
+  "tests/registry/clone_test.ts": "spawns sleep as the session beside a clone's record",
   "tests/registry/other_os_test.ts": "spawns sleep as the Linux session beside Windows records",
   "tests/registry/older_roster_test.ts": "runs older rosters unpacked with git and tar",
   "tests/registry/sandbox_list_test.ts": "bubblewrap and unshare sandboxes",

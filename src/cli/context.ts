@@ -7,6 +7,7 @@ import { processBackend } from "../process/mod.ts";
 import { hostIdentity, hostKey } from "../identity/identity.ts";
 import { LivenessJudge } from "../identity/liveness.ts";
 import type { ProcessBackend } from "../process/types.ts";
+import { bootHistoryPath, readBoots } from "../registry/boots.ts";
 import { checkHome, denoEnv, resolveHome } from "../registry/home.ts";
 import { DECLARED_SESSION_VARS } from "../registry/session_id.ts";
 import { envVar } from "../env.ts";
@@ -100,7 +101,16 @@ export class Context {
   judge(): Promise<LivenessJudge> {
     return this.#judge ??= this.backend().then((b) => {
       this.#host ??= hostKey(Deno.build.os, hostname(), b.machineId?.() ?? null);
-      return new LivenessJudge(b, hostIdentity(b, this.#host), declaredSessions());
+      let boots: ReadonlySet<string> | null | undefined;
+      const pastBoots = () => {
+        if (boots === undefined) {
+          const read = readBoots(bootHistoryPath());
+          boots = read === null ? null : new Set(read);
+        }
+        return boots;
+      };
+      const here = { ...hostIdentity(b, this.#host), pastBoots };
+      return new LivenessJudge(b, here, declaredSessions());
     });
   }
 

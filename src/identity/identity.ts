@@ -30,6 +30,12 @@ export interface HostIdentity {
   machineId?: string | null;
   pidNs?: string | null;
   os?: string | null;
+  /**
+   * The boot ids this machine has run roster in (registry/boots.ts), read when first asked;
+   * null when they cannot be read. Absent: the caller keeps no history (a record of another
+   * boot is then taken as this machine's past, as before histories).
+   */
+  pastBoots?: () => ReadonlySet<string> | null;
 }
 
 /**

@@ -60,6 +60,8 @@ const PID_ONLY = verdict("alive", "pid-only");
 const PID_REUSED = verdict("dead", "pid-reused");
 const UNVERIFIABLE = verdict("unknown", "unverifiable");
 const FOREIGN_PROC = verdict("unknown", "foreign-proc");
+const REBOOTED = verdict("dead", "rebooted");
+const OTHER_HOST = verdict("unknown", "other-host");
 
 /**
  * What a probe alone says of a pid: exited, unsupported or zombie; null when a live process
@@ -129,8 +131,23 @@ export function placeVerdict(identity: ProcessIdentity, here: HostIdentity): Ver
     return { liveness: "unknown", reason: "other-host" };
   }
   if (differ(identity.pid_ns, here.pidNs)) return { liveness: "unknown", reason: "other-pid-ns" };
-  if (differ(identity.boot_id, here.bootId)) return { liveness: "dead", reason: "rebooted" };
+  if (differ(identity.boot_id, here.bootId)) return bootVerdict(identity, here);
   return null;
+}
+
+/**
+ * Pure: the verdict on a record of another boot of this host and machine id. It is this
+ * machine's past, so it rebooted, only where this machine's boot history holds the record's
+ * boot: clones of one image share a hostname and machine id, and one's boot is never in the
+ * other's history (issue 24 item 7). A record from before histories (no `os`: older rosters
+ * kept none) and a caller that keeps none are judged as before.
+ */
+export function bootVerdict(identity: ProcessIdentity, here: HostIdentity): Verdict {
+  if (here.pastBoots === undefined || identity.os == null) return REBOOTED;
+  const seen = here.pastBoots();
+  return seen !== null && identity.boot_id != null && seen.has(identity.boot_id)
+    ? REBOOTED
+    : OTHER_HOST;
 }
 
 /**

@@ -24,6 +24,7 @@ import {
   toRow,
 } from "./store.ts";
 import { enqueue, type Examined, sweep } from "./sweep.ts";
+import { bootHistoryPath, noteBoot } from "./boots.ts";
 
 /** The file name a record is written under (layout.ts recordName). */
 const fileOf = (record: SessionRecord) =>
@@ -70,6 +71,8 @@ export async function writeRecord(
 ): Promise<{ path: string; record: SessionRecord }> {
   requireOwnProc(judge.backend, `register pid ${record.session_pid}`);
   const root = openStore(home, true)!;
+  // Before the record: every record's boot is then one this machine's history holds.
+  noteBoot(bootHistoryPath(), record.boot_id);
   const dirName = placeDirNames(placeOf(record))[0];
   const dir = placeDirIn(root, dirName, true)!;
   const name = fileOf(record);

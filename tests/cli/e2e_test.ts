@@ -4,6 +4,7 @@
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import {
+  BOOT_HISTORY,
   cleanEnv,
   cliArgs,
   exists,
@@ -70,6 +71,10 @@ Deno.test("liveness of real processes", async (t) => {
     await using s = spawnSleeper();
     const row = await rosterJson<Row>(home.path, ["register", "--pid", String(s.pid)]);
     writeJson(row.path, { ...row, boot_id: "00000000-0000-0000-0000-000000000000" });
+    // A boot this machine ran before (registry/boots.ts): only then is another boot a reboot.
+    Deno.writeTextFileSync(BOOT_HISTORY, "00000000-0000-0000-0000-000000000000\n", {
+      append: true,
+    });
     const r = rowOf(await rosterJson<Row[]>(home.path, ["list", "--all"]), s.pid);
     assertEquals([r?.liveness, r?.reason], ["dead", "rebooted"]);
   });

@@ -282,3 +282,31 @@ Deno.test("another OS under the same hostname is another host (issue 22 item 7)"
     assertEquals(run({ ...rec, os: "windows" }, gone, here), dead);
   });
 });
+
+Deno.test("clones of one image: another boot is a reboot only if this machine ran it", async (t) => {
+  const history = (...boots: string[]) => () => new Set(boots);
+  const host: HostIdentity = { host: "h", bootId: "B1", machineId: "M", os: "linux" };
+  const theirs = { ...rec, boot_id: "B0", machine_id: "M", os: "linux" };
+  const REBOOTED = { liveness: "dead", reason: "rebooted" };
+  await t.step("a boot this machine's history holds: it rebooted since, dead", () => {
+    assertEquals(run(theirs, exists(), { ...host, pastBoots: history("B0", "B1") }), REBOOTED);
+  });
+  await t.step("a boot it never ran (a clone's): unknown, never dead, never probed", () => {
+    const clone = { ...host, pastBoots: history("B1") };
+    assertEquals(run(theirs, { kind: "gone" }, clone), {
+      liveness: "unknown",
+      reason: "other-host",
+    });
+  });
+  await t.step("a history that cannot be read proves nothing: unknown", () => {
+    assertEquals(
+      run(theirs, { kind: "gone" }, { ...host, pastBoots: () => null }).liveness,
+      "unknown",
+    );
+  });
+  await t.step("a record from before histories (no os), or no history kept: as before", () => {
+    const { os: _os, ...older } = theirs;
+    assertEquals(run(older, exists(), { ...host, pastBoots: history("B1") }), REBOOTED);
+    assertEquals(run(theirs, exists(), host), REBOOTED);
+  });
+});

@@ -12,6 +12,7 @@ import { HOOK_HARNESSES } from "../../hooks/recipes.ts";
 import { CONFIG_FILE, defaultLedger } from "../../continuation/ledger.ts";
 import { modeOf } from "../../continuation/schema.ts";
 import { waitMechanism } from "../../process/exit_wait.ts";
+import { bootHistoryPath } from "../../registry/boots.ts";
 import { denoEnv, resolveHome } from "../../registry/home.ts";
 import { placeDirName } from "../../registry/layout.ts";
 import { forEachRow } from "../../registry/scan.ts";
@@ -130,6 +131,9 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
   }
 
   const store = { alive: 0, dead: 0, unknown: 0, malformed: 0 };
+  // Boots of records that share this host's name and machine id but that this machine never
+  // ran (identity/liveness.ts bootVerdict): a clone of its image sharing the home.
+  const cloneBoots = new Set<string>();
   // The reader is careful with every file (a hostile one is a malformed row), so a home with
   // a problem is still counted.
   if (exists && homeProblem !== "not a directory") {
@@ -137,17 +141,33 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
       forEachRow(resolved.path, judge, (row) => {
         store[row.liveness]++;
         if (row.malformed) store.malformed++;
+        if (
+          row.reason === "other-host" && here.machineId && row.machine_id === here.machineId &&
+          row.host === here.host && row.os === here.os && row.boot_id !== null &&
+          row.boot_id !== here.bootId
+        ) cloneBoots.add(row.boot_id);
       });
     } catch (err) {
       // The rest of the report still helps: the store's problem is one of its lines.
       problems.push({
         what: `The store cannot be read: ${(err as Error).message}`,
         advice: homeProblem === null
-          ? `ls -ld ${resolved.path} ${resolved.path}/sessions (it must be yours, mode 700), ` +
+          ? `ls -ld ${resolved.path} ${resolved.path}/places (it must be yours, mode 700), ` +
             `or pass --home DIR (or set ROSTER_HOME) to a directory of your own`
           : "Pass --home DIR (or set ROSTER_HOME) to a directory of your own",
       });
     }
+  }
+  if (cloneBoots.size > 0) {
+    problems.push({
+      what: `Another machine shares this machine id (${here.machineId}) and host name: ` +
+        `records of ${cloneBoots.size} boot(s) this machine never ran (${
+          [...cloneBoots].sort().join(", ")
+        }); they read unknown (other-host), never dead`,
+      advice: "Give each clone of a machine image its own machine id " +
+        "(sudo rm /etc/machine-id && sudo systemd-machine-id-setup, then reboot); " +
+        `if this machine's boot history (${bootHistoryPath()}) was removed, ignore this`,
+    });
   }
   if (store.malformed > 0) {
     problems.push({

@@ -1,0 +1,54 @@
+/**
+ * The boots this machine has run roster in (issue 24 item 7): a small file on the machine's own
+ * disk, never in the home, which clones of one VM image share over NFS with the same hostname
+ * and machine id. A record of another boot is proven this machine's past only by this file.
+ */
+import { envVar } from "../env.ts";
+import { openJudged, readSmallFile } from "../fs/read.ts";
+import { createExclusive, writeAtomic } from "../fs/write.ts";
+
+/** The most boots the file keeps; past it, the older half is dropped. */
+const MAX_BOOTS = 64;
+const BOOT_LINE = /^[!-~]{1,64}$/;
+
+/**
+ * Where the file is: `$ROSTER_BOOT_HISTORY`, else `/var/tmp/roster-<uid>.boots` (local, and
+ * kept across reboots, which /tmp and /run are not); null where there are no boot ids.
+ */
+export function bootHistoryPath(): string | null {
+  const given = envVar("ROSTER_BOOT_HISTORY");
+  if (given) return given;
+  return Deno.build.os === "linux" ? `/var/tmp/roster-${Deno.uid()}.boots` : null;
+}
+
+/** The boot ids in the file, oldest first; null when it is missing or not a private file of ours. */
+export function readBoots(path: string | null): string[] | null {
+  if (path === null) return null;
+  const file = readSmallFile(path, MAX_BOOTS * 80);
+  if (file === null || !file.ok) return null;
+  return file.value.split("\n").filter((l) => BOOT_LINE.test(l));
+}
+
+/**
+ * Adds `bootId` to the file when it is not there yet (register calls it before it writes a
+ * record, so every record's boot is in it). Best effort: a file that is not ours is left
+ * alone, never written through a link.
+ */
+export function noteBoot(path: string | null, bootId: string | null) {
+  if (path === null || bootId === null || !BOOT_LINE.test(bootId)) return;
+  try {
+    const file = readSmallFile(path, MAX_BOOTS * 80);
+    if (file !== null && !file.ok) return;
+    const boots = file === null ? [] : file.value.split("\n").filter((l) => BOOT_LINE.test(l));
+    if (boots.includes(bootId)) return;
+    if (file === null && createExclusive(path, `${bootId}\n`) !== null) return;
+    if (boots.length >= MAX_BOOTS) {
+      writeAtomic(path, [...boots.slice(-MAX_BOOTS / 2), bootId].join("\n") + "\n", false);
+      return;
+    }
+    const info = Deno.lstatSync(path);
+    if (info.isSymlink || !info.isFile) return;
+    using handle = openJudged(path, info, { append: true });
+    handle?.writeSync(new TextEncoder().encode(`${bootId}\n`));
+  } catch { /* best effort: a boot not noted reads as unproven, never as dead */ }
+}

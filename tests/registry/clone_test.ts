@@ -1,0 +1,96 @@
+/**
+ * Cloned machines share a place (issue 24 item 7): two clones of one VM image, one hostname and
+ * one /etc/machine-id, sharing a home over NFS, called each other's live sessions
+ * `dead (rebooted)` and pruned them. A record of another boot is a reboot only where this
+ * machine's boot history (registry/boots.ts, on its own disk) holds that boot; else it is
+ * `unknown (other-host)`, and `doctor` says another machine shares the machine id. The clone
+ * is faked by its record's boot id, the history by $ROSTER_BOOT_HISTORY.
+ */
+import { assert, assertEquals } from "../assert.ts";
+import {
+  BOOT_HISTORY,
+  NO_PID,
+  recordOf,
+  roster,
+  rosterJson,
+  spawnSleeper,
+  tempDir,
+  writeJson,
+} from "../helpers.ts";
+import type { Row } from "../../src/registry/row.ts";
+
+const CLONE_BOOT = "c1c1c1c1-0000-4000-8000-000000000001";
+const PAST_BOOT = "9a9a9a9a-0000-4000-8000-000000000002";
+
+Deno.test({
+  name: "a clone's live session sharing the place is unknown, kept, and doctor says why",
+  ignore: Deno.build.os !== "linux",
+  async fn(t) {
+    await using dir = await tempDir();
+    const home = `${dir.path}/home`;
+    const history = `${dir.path}/boots`;
+    const env = { ROSTER_BOOT_HISTORY: history };
+    await using s = spawnSleeper();
+    const own = await rosterJson<Row>(home, ["register", "--pid", String(s.pid)], { env });
+    await t.step("register notes this boot in the machine's history", () => {
+      assertEquals(Deno.readTextFileSync(history), `${own.boot_id}\n`);
+      assert(BOOT_HISTORY !== history);
+    });
+    // The clone's session: the same host, machine id and pid namespace, its own boot. Its pid
+    // is one no process here holds, as a clone's pids are.
+    const place = own.path.slice(0, own.path.lastIndexOf("/"));
+    const clone = { ...recordOf(own), session_pid: NO_PID, boot_id: CLONE_BOOT };
+    writeJson(`${place}/${NO_PID}.json`, clone);
+    // And one of a boot this machine did run before: that one rebooted.
+    const past = { ...recordOf(own), session_pid: NO_PID + 1, boot_id: PAST_BOOT };
+    writeJson(`${place}/${NO_PID + 1}.json`, past);
+    Deno.writeTextFileSync(history, `${PAST_BOOT}\n${own.boot_id}\n`);
+
+    const judged = async () =>
+      (await rosterJson<Row[]>(home, ["list", "--all"], { env }))
+        .map((r) => [r.session_pid, r.liveness, r.reason])
+        .sort();
+    await t.step(
+      "the clone's record is unknown (other-host); this machine's past rebooted",
+      async () => {
+        assertEquals(
+          await judged(),
+          [
+            [NO_PID, "unknown", "other-host"],
+            [NO_PID + 1, "dead", "rebooted"],
+            [s.pid, "alive", "running"],
+          ].sort(),
+        );
+      },
+    );
+    await t.step("prune and prune --older-than 7d keep the clone's record", async () => {
+      for (const args of [["prune"], ["prune", "--older-than", "7d"]]) {
+        const r = await roster([...args, "--home", home], { env });
+        assertEquals(r.code, 0, r.stderr);
+      }
+      assertEquals((await judged()).filter(([pid]) => pid === NO_PID), [
+        [NO_PID, "unknown", "other-host"],
+      ]);
+    });
+    await t.step("doctor warns that another machine shares this machine id", async () => {
+      const r = await roster(["doctor", "--json", "--home", home], { env });
+      const report = JSON.parse(r.stdout) as { problems: { what: string; advice: string }[] };
+      const p = report.problems.find((p) => p.what.startsWith("Another machine shares"));
+      assert(p !== undefined, r.stdout);
+      assert(p.what.includes(CLONE_BOOT), p.what);
+      assert(!p.what.includes(PAST_BOOT), p.what);
+      assert(p.advice.includes("systemd-machine-id-setup"), p.advice);
+    });
+    await t.step(
+      "without a history to prove it, the clone's record is still not dead",
+      async () => {
+        Deno.removeSync(history);
+        const rows = await rosterJson<Row[]>(home, ["list", "--all"], {
+          env: { ROSTER_BOOT_HISTORY: `${dir.path}/none/boots` },
+        });
+        const row = rows.find((r) => r.session_pid === NO_PID);
+        assertEquals([row?.liveness, row?.reason], ["unknown", "other-host"]);
+      },
+    );
+  },
+});
