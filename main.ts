@@ -3,7 +3,8 @@
  * one place. Command implementations load lazily, so each call pays only for its own code.
  */
 import { parseArgs } from "./src/cli/args.ts";
-import { Context, writeAll } from "./src/cli/context.ts";
+import { Context } from "./src/cli/context.ts";
+import { writeAll } from "./src/fs/io.ts";
 import { printable, printableLines } from "./src/cli/terminal.ts";
 import { RosterError, UsageError } from "./src/errors.ts";
 

@@ -3,6 +3,8 @@
  * stdout and messages on stderr, and the process backend and host identity, each made once.
  */
 import { UsageError } from "../errors.ts";
+import { writeAll } from "../fs/io.ts";
+import { SEP } from "../fs/path.ts";
 import { processBackend } from "../process/mod.ts";
 import { hostIdentity, hostKey } from "../identity/identity.ts";
 import { LivenessJudge } from "../identity/liveness.ts";
@@ -15,13 +17,6 @@ import type { Parsed } from "./args.ts";
 import { printableLines, terminalJson } from "./terminal.ts";
 
 const encoder = new TextEncoder();
-
-/** Writes all of `text` to `fd` (a BrokenPipe error means the reader has gone away). */
-export function writeAll(fd: typeof Deno.stdout | typeof Deno.stderr, text: string) {
-  const bytes = encoder.encode(text);
-  let off = 0;
-  while (off < bytes.length) off += fd.writeSync(bytes.subarray(off));
-}
 
 /**
  * Writes a line for a person or a program. A reader that has gone away (`roster check X |
@@ -45,8 +40,7 @@ class Output {
   bytes(bytes: Uint8Array) {
     if (this.#gone) return;
     try {
-      let off = 0;
-      while (off < bytes.length) off += this.fd.writeSync(bytes.subarray(off));
+      writeAll(this.fd, bytes);
     } catch (err) {
       if (!(err instanceof Deno.errors.BrokenPipe)) throw err;
       this.#gone = true;
@@ -147,7 +141,7 @@ export function absolutePath(path: string, what: string): string {
       `Invalid ${what}: a relative path, and the current directory cannot be read: ${path}`,
     );
   }
-  return `${cwd}${Deno.build.os === "windows" ? "\\" : "/"}${path}`;
+  return `${cwd}${SEP}${path}`;
 }
 
 /** A directory given on the command line, as its real path; a usage error otherwise. */

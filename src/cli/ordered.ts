@@ -9,6 +9,7 @@
  * Over 400 lines: the buffer, its sorted runs on disk and their merge share one byte layout
  * of a row, kept in one place so writer and reader cannot drift apart.
  */
+import { readFully, writeAll } from "../fs/io.ts";
 
 /** Bytes of rows kept in memory up to this many; beyond it they go to the temp file. */
 const MEMORY_BUDGET = 2 * 1024 * 1024;
@@ -176,17 +177,17 @@ export class Ordered {
         const length = sizeAt(this.#view, from);
         const bytes = this.#buf.subarray(from, from + length);
         if (staged + length > stage.length) {
-          this.#writeAll(stage.subarray(0, staged));
+          writeAll(this.#spill!, stage.subarray(0, staged));
           staged = 0;
         }
-        if (length > stage.length) this.#writeAll(bytes);
+        if (length > stage.length) writeAll(this.#spill!, bytes);
         else {
           stage.set(bytes, staged);
           staged += length;
         }
         this.#spilled += length;
       }
-      this.#writeAll(stage.subarray(0, staged));
+      writeAll(this.#spill!, stage.subarray(0, staged));
     } catch {
       // The temp file takes no more (its disk is full, a file size limit): this run's rows stay
       // in the buffer and the rest with them, as when no temp file can be made. prune has
@@ -201,11 +202,6 @@ export class Ordered {
     this.#runs.push({ start, end: this.#spilled });
     this.#held = 0;
     this.#used = 0;
-  }
-
-  #writeAll(bytes: Uint8Array) {
-    let off = 0;
-    while (off < bytes.length) off += this.#spill!.writeSync(bytes.subarray(off));
   }
 
   /** The held rows' indexes, in order. */
@@ -390,13 +386,7 @@ class RunReader implements Source {
     }
     const into = this.#block.subarray(0, size);
     this.file.seekSync(this.#pos, Deno.SeekMode.Start);
-    let off = 0;
-    while (off < size) {
-      const n = this.file.readSync(into.subarray(off));
-      if (n === null || n === 0) break;
-      off += n;
-    }
-    if (off < size) throw new Error("The spilled rows were cut short");
+    if (readFully(this.file, into) < size) throw new Error("The spilled rows were cut short");
     this.#start = this.#pos;
     this.#filled = size;
     return 0;

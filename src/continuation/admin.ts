@@ -4,7 +4,7 @@
  * deadline and the temp files of killed writers; a hook declining its continuation.
  */
 import { RosterError, UsageError } from "../errors.ts";
-import { join } from "../fs/dir.ts";
+import { join } from "../fs/path.ts";
 import { exists } from "../fs/read.ts";
 import { removeQuietly, writeAtomic } from "../fs/write.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";

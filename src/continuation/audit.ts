@@ -4,8 +4,9 @@
  * is not a small file: it is opened with the same care as one, but without a size cap.
  */
 import { ioError } from "../errors.ts";
-import { join } from "../fs/dir.ts";
-import { openRegular, readUpTo } from "../fs/read.ts";
+import { join } from "../fs/path.ts";
+import { readUpTo, writeAll } from "../fs/io.ts";
+import { openRegular } from "../fs/read.ts";
 import { type AuditEvent, isObject } from "./schema.ts";
 
 export const AUDIT_FILE = "audit.ndjson";
@@ -21,9 +22,7 @@ export function appendAudit(dir: string, event: AuditEvent) {
   const line = JSON.stringify({ at: new Date().toISOString(), pid: Deno.pid, ...event }) + "\n";
   using file = openRegular(path, "Could not audit", { append: true, create: true, mode: 0o600 })!;
   try {
-    const bytes = new TextEncoder().encode(line);
-    let off = 0;
-    while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+    writeAll(file, line);
   } catch (err) {
     throw ioError("Could not audit", path, err);
   }

@@ -8,7 +8,8 @@
  * reader ever sees a torn one.
  */
 import { RosterError } from "../errors.ts";
-import { baseName, join, parentOf, privateChild, trustedDir } from "../fs/dir.ts";
+import { privateChild, trustedDir } from "../fs/dir.ts";
+import { baseName, join, parentOf } from "../fs/path.ts";
 import { exists, readJson } from "../fs/read.ts";
 import { createExclusive, writeAtomic } from "../fs/write.ts";
 import { parseTime } from "../time.ts";

@@ -5,7 +5,7 @@
  * dispatcher never blocks the ledger.
  */
 import { ioError, RosterError } from "../errors.ts";
-import { join } from "../fs/dir.ts";
+import { join } from "../fs/path.ts";
 import { LockTimeoutError, withLock } from "../fs/flock.ts";
 import { CHANGED, readJson } from "../fs/read.ts";
 import { createExclusive } from "../fs/write.ts";

@@ -1,6 +1,6 @@
 /**
- * Paths and private directories: a join for this OS; directories that no other user can
- * rewrite, checked from `/` down and created one component at a time without following links.
+ * Private directories: directories that no other user can rewrite, checked from `/` down and
+ * created one component at a time without following links (path text: path.ts).
  *
  * Deno has no openat(2), so a path is resolved again by the kernel on every call. That is safe
  * only when no other user can change any directory on it: then what was checked stays what is
@@ -12,11 +12,9 @@
  * that root every directory must be the caller's own and never a link.
  */
 import { ioError, RosterError } from "../errors.ts";
+import { join, parentOf, SEP } from "./path.ts";
 
 const WINDOWS = Deno.build.os === "windows";
-const SEP = WINDOWS ? "\\" : "/";
-/** Joins path parts with this OS's separator (no normalisation: parts are already clean). */
-export const join = (...parts: string[]) => parts.join(SEP);
 
 const ME = WINDOWS ? -1 : Deno.uid();
 const MAX_LINKS = 40;
@@ -52,10 +50,6 @@ const sticky = (i: Deno.FileInfo) => ((i.mode ?? 0) & 0o1000) !== 0;
 const trustedOwner = (uid: number | null) => uid === 0 || uid === ME;
 
 const under = (dir: string, name: string) => dir === SEP ? `${SEP}${name}` : `${dir}${SEP}${name}`;
-/** The directory holding `path` (`/` for a top-level one). */
-export const parentOf = (path: string) => path.slice(0, Math.max(path.lastIndexOf(SEP), 1));
-/** The last component of `path`. */
-export const baseName = (path: string) => path.slice(path.lastIndexOf(SEP) + 1);
 const parts = (path: string) => path.split(SEP).filter((c) => c !== "" && c !== ".");
 
 /** Why another user could rewrite the directory `info` describes; null when nobody can. */

@@ -1,12 +1,15 @@
 /**
  * A directory read one entry at a time, and its small files read with care: never through a
  * link, never blocking on a FIFO, the type and owner checked on the open handle. On Linux
- * this is libc (src/process/libc.ts): memory bounded by one entry, four calls per file, an errno
+ * this is libc (./syscalls.ts, with src/process/libc.ts's read and close): memory bounded by one entry, four calls per file, an errno
  * rather than an exception for a file that vanished. Elsewhere Deno's calls do the same work
  * with a listing held in memory and a look (lstat) before the open (src/fs/read.ts).
  */
-import { type DirEntry, ENOENT, libc, O_NOFOLLOW, O_NONBLOCK } from "../process/libc.ts";
+import { type Libc, libc } from "../process/libc.ts";
+import { ENOENT } from "../process/types.ts";
+import { type DirEntry, type FileCalls, fileCalls, O_NOFOLLOW, O_NONBLOCK } from "./syscalls.ts";
 
+import { SEP } from "./path.ts";
 import { readSmallFile } from "./read.ts";
 import type { FileResult } from "./result.ts";
 
@@ -61,16 +64,17 @@ function refused(problem: string, mtimeMs: number | null): FileResult<string> {
 /** Opens `path` for reading entry by entry; throws Deno's errors (FilesystemLoop for a link). */
 export function openDirStream(path: string): DirStream {
   const c = libc();
-  return c === null ? denoStream(path) : libcStream(path, c);
+  const f = c === null ? null : fileCalls();
+  return c === null || f === null ? denoStream(path) : libcStream(path, c, f);
 }
 
-function libcStream(path: string, c: NonNullable<ReturnType<typeof libc>>): DirStream {
-  const dir = c.openDir(path);
+function libcStream(path: string, c: Libc, f: FileCalls): DirStream {
+  const dir = f.openDir(path);
   return {
     path,
     next: () => dir.next(),
     readSmall(name, maxBytes) {
-      const fd = c.openat(dir.fd, name, O_NOFOLLOW | O_NONBLOCK);
+      const fd = f.openat(dir.fd, name, O_NOFOLLOW | O_NONBLOCK);
       if (fd < 0) {
         if (fd === -ENOENT) return null;
         // A link (ELOOP), a socket (ENXIO), no permission: rare, and the careful path by
@@ -78,7 +82,7 @@ function libcStream(path: string, c: NonNullable<ReturnType<typeof libc>>): DirS
         return readSmallFile(`${path}/${name}`, maxBytes);
       }
       try {
-        const st = c.fstat(fd);
+        const st = f.fstat(fd);
         if (st === null) return refused("cannot stat", null);
         if (!st.isFile) return refused("not a regular file", st.mtimeMs);
         if (st.size > maxBytes) return refused(`larger than ${maxBytes} bytes`, st.mtimeMs);
@@ -104,7 +108,7 @@ function libcStream(path: string, c: NonNullable<ReturnType<typeof libc>>): DirS
         c.close(fd);
       }
     },
-    remove: (name) => c.unlinkat(dir.fd, name) === 0,
+    remove: (name) => f.unlinkat(dir.fd, name) === 0,
     close: () => dir.close(),
     [Symbol.dispose]: () => dir.close(),
   };
@@ -115,7 +119,6 @@ function denoStream(path: string): DirStream {
   if (info.isSymlink) throw new Deno.errors.FilesystemLoop(`Is a symbolic link: ${path}`);
   if (!info.isDirectory) throw new Deno.errors.NotADirectory(`Not a directory: ${path}`);
   const entries = Deno.readDirSync(path)[Symbol.iterator]();
-  const sep = Deno.build.os === "windows" ? "\\" : "/";
   return {
     path,
     next() {
@@ -127,9 +130,9 @@ function denoStream(path: string): DirStream {
         kind: e.isFile ? "file" : e.isDirectory ? "dir" : e.isSymlink ? "link" : "other",
       };
     },
-    readSmall: (name, maxBytes) => readSmallFile(`${path}${sep}${name}`, maxBytes),
+    readSmall: (name, maxBytes) => readSmallFile(`${path}${SEP}${name}`, maxBytes),
     remove(name) {
-      const file = `${path}${sep}${name}`;
+      const file = `${path}${SEP}${name}`;
       try {
         if (Deno.lstatSync(file).isDirectory) return false;
         Deno.removeSync(file);

@@ -3,7 +3,7 @@
  * hands. flock locks die with their process, so a crashed holder never blocks anyone.
  */
 import { ioError, RosterError } from "../errors.ts";
-import { join } from "./dir.ts";
+import { join } from "./path.ts";
 
 /** The lock file's name in the directory it locks. */
 const LOCK_NAME = ".lock";

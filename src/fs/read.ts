@@ -5,6 +5,7 @@
  * the look and the open.
  */
 import { ioError, RosterError } from "../errors.ts";
+import { readFully } from "./io.ts";
 import type { FileResult } from "./result.ts";
 import { untrustedFile } from "./private.ts";
 
@@ -37,14 +38,7 @@ function readAtMost(file: Deno.FsFile, limit: number, expected: number): Uint8Ar
   const buf = limit <= MAX_SMALL_FILE + 1
     ? (sharedBuffer ??= new Uint8Array(MAX_SMALL_FILE + 1)).subarray(0, limit)
     : new Uint8Array(limit);
-  let off = 0;
-  while (off < limit) {
-    const n = file.readSync(buf.subarray(off));
-    if (n === null || n === 0) break;
-    off += n;
-    if (off >= expected && off < limit) break;
-  }
-  return buf.subarray(0, off);
+  return buf.subarray(0, readFully(file, buf, expected));
 }
 
 /**
@@ -172,33 +166,6 @@ export function openRegular(
   }
   if (file === null) throw new RosterError(`${what}: the file changed while being opened: ${path}`);
   return file;
-}
-
-/**
- * Reads until end of file or until more than `limit` bytes are in, so that a caller with a
- * cap sees that it was exceeded without reading all of an endless stream.
- */
-export function readUpTo(
-  read: (buf: Uint8Array) => number | null,
-  limit = Infinity,
-): Uint8Array {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  while (total <= limit) {
-    const buf = new Uint8Array(Math.min(1 << 16, limit + 1 - total));
-    const n = read(buf);
-    if (n === null || n === 0) break;
-    chunks.push(buf.subarray(0, n));
-    total += n;
-  }
-  if (chunks.length === 1) return chunks[0];
-  const all = new Uint8Array(total);
-  let off = 0;
-  for (const c of chunks) {
-    all.set(c, off);
-    off += c.length;
-  }
-  return all;
 }
 
 /** The names in a directory; [] when it does not exist; `what` names it in errors. */

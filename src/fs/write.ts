@@ -3,6 +3,7 @@
  * rename), durable unless asked otherwise, and exclusive creation that is never torn.
  */
 import { ioError } from "../errors.ts";
+import { type ByteSink, writeAll } from "./io.ts";
 
 /**
  * What writeTemp appends to a target's name: `.<writer pid>.<unique>.tmp`. A feature that
@@ -23,9 +24,37 @@ export function writeAtomic(
   beforeRename?: () => void,
   mode = 0o600,
 ) {
-  const tmp = writeTemp(path, data, durable, mode);
+  replaceAtomically(path, (sink) => writeAll(sink, data), { durable, beforeRename, mode });
+}
+
+/** How replaceAtomically writes: see there. */
+export interface ReplaceOptions {
+  /** Flushed to disk before the rename (default true). */
+  durable?: boolean;
+  /** Called between the flush and the rename (a compare-and-swap's last look). */
+  beforeRename?: () => void;
+  /** The new file's mode exactly, not narrowed by the umask (default 0600). */
+  mode?: number;
+  /**
+   * One fixed temp name instead of a unique one, for a writer that holds a lock: a killed
+   * writer's file is then replaced by the next one's, not left behind.
+   */
+  temp?: string;
+}
+
+/**
+ * Replaces `path` with what `fill` writes, never torn: `fill` writes a fresh temp file in the
+ * same directory (writeTemp), which is then renamed over the target. On any failure the temp
+ * file is removed and the old file is untouched.
+ */
+export function replaceAtomically(
+  path: string,
+  fill: (sink: ByteSink) => void,
+  options: ReplaceOptions = {},
+) {
+  const tmp = writeTemp(path, fill, options.durable ?? true, options.mode, options.temp);
   try {
-    beforeRename?.();
+    options.beforeRename?.();
     Deno.renameSync(tmp, path);
   } catch (err) {
     removeQuietly(tmp);
@@ -36,22 +65,29 @@ export function writeAtomic(
 let tempCounter = 0;
 
 /**
- * Writes `data` to a fresh temp file beside `path` and returns its name. The file is created
- * O_CREAT|O_EXCL (createNew), which never follows a link at the name, with its final `mode`
- * (the umask cleared for the open: a mode set afterwards by path would follow a link another
- * user swapped in at the temp name of a shared directory, issue 24 item 2), so nothing is done
- * to it by name before the rename.
+ * Writes a fresh temp file beside `path` with `fill` and returns its name (`temp`, or a
+ * unique one). The file is created O_CREAT|O_EXCL (createNew), which never follows a link at
+ * the name, with its final `mode` (the umask cleared for the open: a mode set afterwards by
+ * path would follow a link another user swapped in at the temp name of a shared directory,
+ * issue 24 item 2), so nothing is done to it by name before the rename.
  */
-function writeTemp(path: string, data: string, durable: boolean, mode = 0o600): string {
+function writeTemp(
+  path: string,
+  fill: (sink: ByteSink) => void,
+  durable: boolean,
+  mode = 0o600,
+  temp?: string,
+): string {
   // Unique enough with createNew (O_EXCL) behind it; crypto would cost ~1 ms to load.
-  const tmp = `${path}.${Deno.pid}.${(++tempCounter).toString(36)}${
-    Math.floor(Math.random() * 2 ** 32).toString(36)
-  }.tmp`;
+  const tmp = temp ??
+    `${path}.${Deno.pid}.${(++tempCounter).toString(36)}${
+      Math.floor(Math.random() * 2 ** 32).toString(36)
+    }.tmp`;
+  // A fixed name may hold a killed writer's file (or anything): removed, never opened.
+  if (temp !== undefined) removeQuietly(tmp);
   try {
     using file = createWithMode(tmp, mode);
-    const bytes = new TextEncoder().encode(data);
-    let off = 0;
-    while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+    fill(file);
     if (durable) file.syncDataSync();
   } catch (err) {
     removeQuietly(tmp);
@@ -84,7 +120,7 @@ export function removeQuietly(path: string) {
  * identity, or null when the name was taken.
  */
 export function createExclusive(path: string, data: string): { ino: number; dev: number } | null {
-  const tmp = writeTemp(path, data, true);
+  const tmp = writeTemp(path, (sink) => writeAll(sink, data), true);
   try {
     const info = Deno.lstatSync(tmp);
     Deno.linkSync(tmp, path);

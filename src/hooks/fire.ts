@@ -5,6 +5,7 @@
  * TUI, stored in config.toml as `[hooks.state."<file>:<event>:<group>:<hook>"] trusted_hash`;
  * `codex exec` skips an untrusted hook without a word).
  */
+import { PATH_DELIMITER } from "../fs/path.ts";
 import { type HookReport, readHookFile } from "./install.ts";
 import { isRosterCommand } from "./recipes.ts";
 import { readSettings } from "./settings.ts";
@@ -16,9 +17,8 @@ export interface Problem {
 
 /** The first executable file named `name` on `path` (a PATH value), or null. */
 export function onPath(name: string, path: string | undefined): string | null {
-  const sep = Deno.build.os === "windows" ? ";" : ":";
   const exts = Deno.build.os === "windows" ? [".exe", ".cmd", ".bat", ""] : [""];
-  for (const dir of (path ?? "").split(sep)) {
+  for (const dir of (path ?? "").split(PATH_DELIMITER)) {
     if (dir === "") continue;
     for (const ext of exts) {
       try {

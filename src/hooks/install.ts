@@ -10,7 +10,8 @@
  */
 import { RosterError } from "../errors.ts";
 import { pause } from "../pause.ts";
-import { openRegular, readUpTo } from "../fs/read.ts";
+import { readUpTo } from "../fs/io.ts";
+import { openRegular } from "../fs/read.ts";
 import { createExclusive, writeAtomic } from "../fs/write.ts";
 import type { Dialect } from "./jsonc.ts";
 import { type Harness, type Recipe, RECIPES, recipeText } from "./recipes.ts";

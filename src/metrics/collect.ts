@@ -13,7 +13,7 @@ import {
 } from "../continuation/keys.ts";
 import { HOLD_FILE, readMode } from "../continuation/ledger.ts";
 import { ioError } from "../errors.ts";
-import { join } from "../fs/dir.ts";
+import { join } from "../fs/path.ts";
 import { exists, openRegular } from "../fs/read.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { forEachRow } from "../registry/mod.ts";

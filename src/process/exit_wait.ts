@@ -5,30 +5,15 @@
  * the pids are probed with a backoff from 10 ms to 250 ms.
  */
 import { kqueueAvailable, kqueueWatch } from "./kqueue.ts";
-import { type ExitWatch, lazyLibrary, threadWatch } from "./notify.ts";
-import { ESRCH, isGone, type ProcessBackend } from "./types.ts";
+import { errno, type LibcSymbols, libcSymbols } from "./libc.ts";
+import { type ExitWatch, threadWatch } from "./notify.ts";
+import { EINTR, ESRCH, isGone, type ProcessBackend } from "./types.ts";
 import { handleWaitAvailable, handleWatch } from "./windows_wait.ts";
 
 export type { ExitWatch };
 
 const SYS_PIDFD_OPEN = 434; // the same number on every Linux architecture (unified table)
 const POLLIN = 1;
-
-const LIBC_SYMBOLS = {
-  syscall: { parameters: ["i64", "i64", "i64"], result: "i64" },
-  poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
-  close: { parameters: ["i32"], result: "i32" },
-  __errno_location: { parameters: [], result: "pointer" },
-} as const;
-type Libc = Deno.DynamicLibrary<typeof LIBC_SYMBOLS>;
-
-// Null without FFI, on musl without libc.so.6, or off Linux: then probes.
-const openLibc = lazyLibrary(Deno.build.os === "linux" ? "libc.so.6" : null, LIBC_SYMBOLS);
-
-function errno(lib: Libc): number {
-  const p = lib.symbols.__errno_location();
-  return p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
-}
 
 /** How a wait learns of an exit: the kernel tells it (`pidfd`, `kqueue`, a process `handle`), or `poll`. */
 export type WaitMechanism = "pidfd" | "kqueue" | "handle" | "poll";
@@ -37,7 +22,8 @@ export type WaitMechanism = "pidfd" | "kqueue" | "handle" | "poll";
 export function waitMechanism(): WaitMechanism {
   switch (Deno.build.os) {
     case "linux":
-      return openLibc() !== null ? "pidfd" : "poll";
+      // Null without FFI, on musl without libc.so.6: then probes.
+      return libcSymbols() !== null ? "pidfd" : "poll";
     case "darwin":
     case "freebsd":
       return kqueueAvailable() ? "kqueue" : "poll";
@@ -58,8 +44,8 @@ export function watchExit(pid: number, backend: ProcessBackend): ExitWatch {
   const poll = () => probeUntilGone(pid, backend);
   switch (waitMechanism()) {
     case "pidfd": {
-      const lib = openLibc()!;
-      const fd = Number(lib.symbols.syscall(BigInt(SYS_PIDFD_OPEN), BigInt(pid), 0n));
+      const lib = libcSymbols()!;
+      const fd = Number(lib.syscall(BigInt(SYS_PIDFD_OPEN), BigInt(pid), 0n));
       if (fd >= 0) return pidfdWatch(lib, pid, fd, gone(), poll);
       if (errno(lib) === ESRCH) return goneWatch(pid);
       break; // EPERM/ENOSYS (old kernel, seccomp): probe instead.
@@ -84,7 +70,7 @@ function goneWatch(pid: number): ExitWatch {
 }
 
 function pidfdWatch(
-  lib: Libc,
+  lib: LibcSymbols,
   pid: number,
   fd: number,
   gone: boolean,
@@ -98,13 +84,13 @@ function pidfdWatch(
   const wait = async () => {
     for (;;) {
       view.setInt16(6, 0, true);
-      const n = await lib.symbols.poll(pollfd, 1n, -1);
+      const n = await lib.poll(pollfd, 1n, -1);
       if (n > 0) return;
       // EINTR asks again; any other failure says nothing of the process: probe it instead.
-      if (n < 0 && errno(lib) !== 4 /* EINTR */) return await poll();
+      if (n < 0 && errno(lib) !== EINTR) return await poll();
     }
   };
-  return threadWatch(pid, gone, wait, () => lib.symbols.close(fd));
+  return threadWatch(pid, gone, wait, () => lib.close(fd));
 }
 
 /** Probes `pid` with a backoff from 10 ms to 250 ms until no running process holds it. */

@@ -1,12 +1,15 @@
 /**
- * The few libc calls Deno has no API for, on Linux: open a file without following a link and
- * without blocking (O_NOFOLLOW | O_NONBLOCK; Deno's OpenOptions cannot say either), read a
- * directory one entry at a time (Deno.readDirSync builds every entry first: ~90 MB of RSS at
- * 100,000 names), and fail a read with an errno instead of a thrown exception (a dead pid's
- * /proc entry costs a failed open(2), not a JS exception). Null where libc cannot be loaded
- * (another OS, musl, no --allow-ffi): callers then use Deno's own calls.
+ * libc on Linux, loaded once for every caller: one dlopen, one rule for when (FFI already
+ * granted: asking would prompt inside a hook), one errno reader. Here the calls Deno has no API
+ * for that the process layer needs: open a file failing with an errno instead of a thrown
+ * exception (a dead pid's /proc entry costs a failed open(2), not a JS exception), read it, and
+ * list /proc's pids straight from getdents64(2); src/fs/syscalls.ts binds the file calls
+ * (openat, statx, getdents64, unlinkat) on the same library, and exit_wait.ts its pidfd.
+ * Null where libc cannot be loaded (another OS, musl, no --allow-ffi): callers then use Deno's
+ * own calls.
  */
-import { EACCES, ENOENT, EPERM, loadedLibc, noteLibc } from "./types.ts";
+import { lazyLibrary } from "./notify.ts";
+import { noteLibc, UNKNOWN_ERRNO } from "./types.ts";
 
 const SYMBOLS = {
   open: { parameters: ["buffer", "i32"], result: "i32" },
@@ -16,68 +19,87 @@ const SYMBOLS = {
   unlinkat: { parameters: ["i32", "buffer", "i32"], result: "i32" },
   statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
   getdents64: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  syscall: { parameters: ["i64", "i64", "i64"], result: "i64" },
+  poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
   __errno_location: { parameters: [], result: "pointer" },
 } as const;
 
+/** libc's functions as Deno.dlopen binds them. */
+export type LibcSymbols = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
+
+const openLibc = lazyLibrary(Deno.build.os === "linux" ? "libc.so.6" : null, SYMBOLS);
+
+/**
+ * libc.so.6 on Linux, dlopen'ed on first use and kept, by the rule every library here is
+ * opened by (notify.ts); null where it cannot be (another OS, musl, FFI not granted already).
+ */
+export function libcSymbols(): LibcSymbols | null {
+  return openLibc()?.symbols ?? null;
+}
+
+// The location is the calling thread's, and every call of this isolate runs on one thread:
+// looked up once, not a call and a view per failure (`list` fails an open per dead pid).
+let errnoView: Deno.UnsafePointerView | null | undefined;
+
+/**
+ * errno as read back after a failed call; never 0, so a failure never reads as fd 0 (a
+ * clobbered errno is UNKNOWN_ERRNO and callers ask Deno's calls instead).
+ */
+export function errno(s: LibcSymbols): number {
+  if (errnoView === undefined) {
+    const p = s.__errno_location();
+    errnoView = p === null ? null : new Deno.UnsafePointerView(p);
+  }
+  const e = errnoView === null ? 0 : errnoView.getInt32();
+  return e > 0 ? e : UNKNOWN_ERRNO;
+}
+
+const encoder = new TextEncoder();
+/** Paths as NUL-terminated bytes, in one reused buffer (record names are short). */
+let pathBuf = new Uint8Array(4096);
+
+/** `text` as a NUL-terminated C string, in a buffer the next call reuses. */
+export function cString(text: string): Uint8Array {
+  if (text.length * 3 + 1 > pathBuf.length) pathBuf = new Uint8Array(text.length * 3 + 1);
+  // ASCII (every record name, every /proc path) byte by byte: encodeInto is an op call,
+  // and it was the largest single cost of `list` over a big store.
+  let i = 0;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0 || c > 0x7f) break;
+    pathBuf[i] = c;
+  }
+  const written = i === text.length ? i : encoder.encodeInto(text, pathBuf).written;
+  pathBuf[written] = 0;
+  return pathBuf;
+}
+
 /** open(2) flags; O_DIRECTORY and O_NOFOLLOW differ between x86 and the ARM family. */
 const ARM = Deno.build.arch === "aarch64";
+/** Whether the flags here and the struct layouts src/fs/syscalls.ts reads are this machine's. */
+export const KNOWN_ARCH = Deno.build.arch === "x86_64" || ARM;
 export const O_NONBLOCK = 0o4000;
 export const O_CLOEXEC = 0o2000000;
 export const O_DIRECTORY = ARM ? 0o40000 : 0o200000;
 export const O_NOFOLLOW = ARM ? 0o100000 : 0o400000;
-const AT_EMPTY_PATH = 0x1000;
-const STATX_BASIC_STATS = 0x7ff;
-
-/** A failure whose errno could not be read back. */
-export const UNKNOWN_ERRNO = 100_000;
-export { EACCES, ENOENT, EPERM, loadedLibc };
-export const ELOOP = 40;
-const ENOTDIR = 20;
 
 /** struct linux_dirent64: d_ino, d_off (8 bytes each), d_reclen (2), d_type (1), d_name. */
-const D_RECLEN = 16;
-const D_TYPE = 18;
-const D_NAME = 19;
+export const D_RECLEN = 16;
+export const D_TYPE = 18;
+export const D_NAME = 19;
 /** Entries are read this many bytes at a time: one call for about a hundred names. */
-const DENTS_BUFFER = 8 * 1024;
-const DENTS_COUNT = BigInt(DENTS_BUFFER);
+export const DENTS_BUFFER = 8 * 1024;
+export const DENTS_COUNT = BigInt(DENTS_BUFFER);
 
-/** What statx(2) says of an open file (struct statx has one layout on every architecture). */
-export interface Stat {
-  isFile: boolean;
-  uid: number;
-  mode: number;
-  size: number;
-  mtimeMs: number;
-}
-
-/** One directory entry; `kind` is what readdir says ("unknown" where the filesystem is silent). */
-export interface DirEntry {
-  name: string;
-  kind: "file" | "dir" | "link" | "other" | "unknown";
-}
-
-const KINDS: Record<number, DirEntry["kind"]> = { 0: "unknown", 4: "dir", 8: "file", 10: "link" };
-
+/** The calls the process layer makes: /proc's files and its list of pids. */
 export interface Libc {
   /** open(2) of a path; the fd, or -errno. */
   open(path: string, flags: number): number;
   /** open(2) of a path already written as NUL-terminated bytes (no string made); as open. */
   openPath(path: Uint8Array, flags: number): number;
-  /** openat(2) relative to a directory fd; the fd, or -errno. */
-  openat(dirFd: number, name: string, flags: number): number;
   /** read(2) into `buf`; bytes read, or -errno. */
   read(fd: number, buf: Uint8Array): number;
   close(fd: number): void;
-  /**
-   * unlinkat(2) of a name relative to a directory fd, flags 0: a link is removed, never its
-   * target, and a directory is refused (EISDIR). 0, or -errno.
-   */
-  unlinkat(dirFd: number, name: string): number;
-  /** statx(2) of an open fd; null when it fails. */
-  fstat(fd: number): Stat | null;
-  /** A directory opened without following a link, read one entry at a time. */
-  openDir(path: string): Dir;
   /**
    * The numeric names in directory `path` (the pids /proc lists), read straight from the
    * entries' bytes, no string made; null when it cannot be read or holds more than `limit`.
@@ -85,66 +107,20 @@ export interface Libc {
   readPids(path: string, limit: number): Set<number> | null;
 }
 
-export interface Dir extends Disposable {
-  /** The directory's fd, for openat(2) of its entries. */
-  readonly fd: number;
-  /** The next entry (never "." or ".."), or null at the end. */
-  next(): DirEntry | null;
-  close(): void;
-}
-
 let cached: Libc | null | undefined;
 
-/** libc on Linux (glibc), loaded once; null where it cannot be. */
+/** libc's process calls on Linux (glibc), bound once; null where libc cannot be loaded. */
 export function libc(): Libc | null {
   if (cached !== undefined) return cached;
   cached = null;
-  if (Deno.build.os !== "linux" || !(Deno.build.arch === "x86_64" || ARM)) return null;
-  let lib: Deno.DynamicLibrary<typeof SYMBOLS>;
-  try {
-    lib = Deno.dlopen("libc.so.6", SYMBOLS);
-  } catch {
-    return null;
-  }
-  cached = bind(lib.symbols);
+  const s = KNOWN_ARCH ? libcSymbols() : null;
+  if (s === null) return null;
+  cached = bind(s);
   noteLibc(cached);
   return cached;
 }
 
-function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
-  const encoder = new TextEncoder();
-  /** Paths as NUL-terminated bytes, in one reused buffer (record names are short). */
-  let pathBuf = new Uint8Array(4096);
-  const cString = (text: string): Uint8Array => {
-    if (text.length * 3 + 1 > pathBuf.length) pathBuf = new Uint8Array(text.length * 3 + 1);
-    // ASCII (every record name, every /proc path) byte by byte: encodeInto is an op call,
-    // and it was the largest single cost of `list` over a big store.
-    let i = 0;
-    for (; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 0 || c > 0x7f) break;
-      pathBuf[i] = c;
-    }
-    const written = i === text.length ? i : encoder.encodeInto(text, pathBuf).written;
-    pathBuf[written] = 0;
-    return pathBuf;
-  };
-  // errno as read back after a failed call; never 0, so a failure never reads as fd 0 (a
-  // clobbered errno is UNKNOWN_ERRNO and callers ask Deno's calls instead).
-  // The location is the calling thread's, and every call of this isolate runs on one thread:
-  // looked up once, not a call and a view per failure (`list` fails an open per dead pid).
-  let errnoView: Deno.UnsafePointerView | null | undefined;
-  const errno = () => {
-    if (errnoView === undefined) {
-      const p = s.__errno_location();
-      errnoView = p === null ? null : new Deno.UnsafePointerView(p);
-    }
-    const e = errnoView === null ? 0 : errnoView.getInt32();
-    return e > 0 ? e : UNKNOWN_ERRNO;
-  };
-  const empty = new Uint8Array(1);
-  const stx = new Uint8Array(256);
-  const view = new DataView(stx.buffer);
+function bind(s: LibcSymbols): Libc {
   // read(2)'s count as the BigInt a usize takes on V8's fast call path, made once per size: the
   // two sizes in use (the records' buffer, /proc's) alternate in `list`, and one slot made a
   // BigInt and an array at each change, twice per live record.
@@ -152,19 +128,14 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
   let count1 = 0n;
   let length2 = -1;
   let count2 = 0n;
-  const u64 = (off: number) => view.getUint32(off, true) + view.getUint32(off + 4, true) * 2 ** 32;
   return {
     open(path, flags) {
       const fd = s.open(cString(path), flags | O_CLOEXEC);
-      return fd < 0 ? -errno() : fd;
+      return fd < 0 ? -errno(s) : fd;
     },
     openPath(path, flags) {
       const fd = s.open(path, flags | O_CLOEXEC);
-      return fd < 0 ? -errno() : fd;
-    },
-    openat(dirFd, name, flags) {
-      const fd = s.openat(dirFd, cString(name), flags | O_CLOEXEC);
-      return fd < 0 ? -errno() : fd;
+      return fd < 0 ? -errno(s) : fd;
     },
     read(fd, buf) {
       const length = buf.length;
@@ -178,64 +149,10 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
         count = count1 = BigInt(length);
       }
       const n = Number(s.read(fd, buf, count));
-      return n < 0 ? -errno() : n;
+      return n < 0 ? -errno(s) : n;
     },
     close(fd) {
       s.close(fd);
-    },
-    unlinkat(dirFd, name) {
-      return s.unlinkat(dirFd, cString(name), 0) === 0 ? 0 : -errno();
-    },
-    fstat(fd) {
-      if (s.statx(fd, empty, AT_EMPTY_PATH, STATX_BASIC_STATS, stx) !== 0) return null;
-      const mode = view.getUint16(28, true);
-      return {
-        isFile: (mode & 0o170000) === 0o100000,
-        uid: view.getUint32(20, true),
-        mode: mode & 0o7777,
-        size: u64(40),
-        // tv_sec as two 32-bit halves: no BigInt a call (exact below 2^53 ms).
-        mtimeMs: (view.getInt32(116, true) * 2 ** 32 + view.getUint32(112, true)) * 1000 +
-          Math.floor(view.getUint32(120, true) / 1e6),
-      };
-    },
-    openDir(path) {
-      const fd = s.open(cString(path), O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0) throw osError(errno(), path);
-      // getdents64(2) straight into a buffer, names decoded here: readdir(3) would cost a call
-      // and a string read back per entry.
-      const buf = new Uint8Array(DENTS_BUFFER);
-      const view = new DataView(buf.buffer);
-      let filled = 0;
-      let at = 0;
-      let open = true;
-      const close = () => {
-        if (open) s.close(fd);
-        open = false;
-      };
-      return {
-        fd,
-        next() {
-          while (open) {
-            if (at >= filled) {
-              const n = Number(s.getdents64(fd, buf, DENTS_COUNT));
-              if (n < 0) throw osError(errno(), path);
-              if (n === 0) return null;
-              [filled, at] = [n, 0];
-            }
-            const length = view.getUint16(at + D_RECLEN, true);
-            const kind = KINDS[buf[at + D_TYPE]] ?? "other";
-            const end = buf.indexOf(0, at + D_NAME);
-            const name = entryName(buf, at + D_NAME, end === -1 ? at + length : end);
-            at += length;
-            if (name === "." || name === "..") continue;
-            return { name, kind };
-          }
-          return null;
-        },
-        close,
-        [Symbol.dispose]: close,
-      };
     },
     readPids(path, limit) {
       const fd = s.open(cString(path), O_DIRECTORY | O_CLOEXEC);
@@ -272,31 +189,4 @@ function bind(s: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"]): Libc {
       }
     },
   };
-}
-
-const nameDecoder = new TextDecoder();
-
-/** A directory entry's name: ASCII (every record's) straight from its bytes, else as UTF-8. */
-function entryName(buf: Uint8Array, from: number, to: number): string {
-  const bytes = buf.subarray(from, to);
-  if (bytes.length > 64) return nameDecoder.decode(bytes);
-  for (let i = 0; i < bytes.length; i++) if (bytes[i] > 0x7f) return nameDecoder.decode(bytes);
-  return String.fromCharCode.apply(null, bytes as unknown as number[]);
-}
-
-/** The Deno error that Deno's own call would have thrown for this errno. */
-export function osError(errno: number, path: string): Error {
-  switch (errno) {
-    case ENOENT:
-      return new Deno.errors.NotFound(`No such file or directory: ${path}`);
-    case EPERM:
-    case EACCES:
-      return new Deno.errors.PermissionDenied(`Permission denied: ${path}`);
-    case ENOTDIR:
-      return new Deno.errors.NotADirectory(`Not a directory: ${path}`);
-    case ELOOP:
-      return new Deno.errors.FilesystemLoop(`Is a symbolic link: ${path}`);
-    default:
-      return new Error(`Error ${errno}: ${path}`);
-  }
 }

@@ -1,7 +1,7 @@
 /**
  * What the OS exit notices (kqueue.ts, windows_wait.ts) share: the watch they hand to
- * exit_wait.ts, a library opened once where FFI is already granted, and a watch whose wait
- * blocks on one of Deno's FFI threads.
+ * exit_wait.ts, a library opened once where FFI is already granted (libc.ts opens libc by the
+ * same rule), and a watch whose wait blocks on one of Deno's FFI threads.
  */
 
 /** A watch on one process: resolves when it exits. Opened before the caller checks identity. */

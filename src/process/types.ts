@@ -94,14 +94,19 @@ export function isGone(p: Probe): boolean {
 }
 
 /**
- * errno values that the backends and libc's callers tell apart: Linux's, and ESRCH is 3 on
- * macOS and FreeBSD too (kqueue.ts reads it from a kevent).
+ * The errno table: the values that the backends and libc's callers tell apart, Linux's (ESRCH
+ * is 3 on macOS and FreeBSD too: kqueue.ts reads it from a kevent).
  */
-export const ENOENT = 2;
-export const EACCES = 13;
 export const EPERM = 1;
+export const ENOENT = 2;
 /** No such process: it exited (between a /proc open and its read, or before a watch). */
 export const ESRCH = 3;
+export const EINTR = 4;
+export const EACCES = 13;
+export const ENOTDIR = 20;
+export const ELOOP = 40;
+/** A failure whose errno could not be read back (libc.ts never reports 0). */
+export const UNKNOWN_ERRNO = 100_000;
 
 let libcLoaded: Libc | null = null;
 

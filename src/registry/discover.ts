@@ -8,7 +8,7 @@
  * is judged by start time, and timing alone never says dead. A missing, unreadable or odd
  * file is skipped silently: these files are someone else's, and their shape is not a contract.
  */
-import { join } from "../fs/dir.ts";
+import { join } from "../fs/path.ts";
 import { readSmallFile } from "../fs/read.ts";
 import { type LivenessJudge, probeVerdict, type Verdict } from "../identity/liveness.ts";
 import { isValidPid } from "../identity/pid.ts";

@@ -7,7 +7,7 @@
  * per place) and are still read; `places/` is a directory no older roster reads, so none can
  * misjudge, or prune, what this one writes (docs/decisions.md). Nothing else names files here.
  */
-import { join } from "../fs/dir.ts";
+import { join } from "../fs/path.ts";
 import { TEMP_SUFFIX } from "../fs/write.ts";
 import { PID_TEXT } from "../identity/pid.ts";
 

@@ -4,7 +4,7 @@
  * Kept apart from store.ts, which the hook commands load: they read only the records they name.
  */
 import { ioError } from "../errors.ts";
-import { join } from "../fs/dir.ts";
+import { join } from "../fs/path.ts";
 import { type DirStream, openDirStream } from "../fs/dirstream.ts";
 import { withLock } from "../fs/flock.ts";
 import { removeQuietly } from "../fs/write.ts";

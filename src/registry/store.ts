@@ -9,7 +9,8 @@
  * candidate right before it acts.
  */
 import { ioError } from "../errors.ts";
-import { baseName, join, parentOf, privateChild, trustedDir, UntrustedError } from "../fs/dir.ts";
+import { privateChild, trustedDir, UntrustedError } from "../fs/dir.ts";
+import { baseName, join, parentOf } from "../fs/path.ts";
 import { listNames, readSmallFile } from "../fs/read.ts";
 import type { FileResult } from "../fs/result.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";

@@ -4,7 +4,7 @@
  * plans for. Loaded only by those (store.ts).
  */
 import { UsageError } from "../errors.ts";
-import { baseName, join, parentOf } from "../fs/dir.ts";
+import { baseName, join, parentOf } from "../fs/path.ts";
 import { withLock } from "../fs/flock.ts";
 import { listNames } from "../fs/read.ts";
 import { writeAtomic } from "../fs/write.ts";

@@ -4,7 +4,7 @@
  * that every register does on the way, and the note `exec` adds when its session ends. Only
  * these commands load this module, the lock's and the sweep queue's (store.ts).
  */
-import { join } from "../fs/dir.ts";
+import { join } from "../fs/path.ts";
 import { withLock, withLockIfFree } from "../fs/flock.ts";
 import { removeQuietly, writeAtomic } from "../fs/write.ts";
 import { type LivenessJudge, requireOwnProc } from "../identity/liveness.ts";

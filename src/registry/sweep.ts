@@ -19,6 +19,8 @@
  * appended whole (O_APPEND); pops, the hand-over of `.sweep.next` and prune's rewrite hold it
  * alone.
  */
+import { type ByteSink, readFully, writeAll } from "../fs/io.ts";
+import { replaceAtomically } from "../fs/write.ts";
 import { pause } from "../pause.ts";
 
 export const SWEEP_NAME = ".sweep";
@@ -29,7 +31,6 @@ const LINE_MAX = 44;
 const NAME_LINE = /^[1-9][0-9]{0,9}(?:\.[0-9a-z]{1,32})?$/;
 
 const uid = Deno.build.os === "windows" ? null : Deno.uid();
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
@@ -91,12 +92,7 @@ function readTail(file: Deno.FsFile, limit: number): { names: string[]; cut: num
   const start = size - want;
   const buf = new Uint8Array(want);
   file.seekSync(start, Deno.SeekMode.Start);
-  let off = 0;
-  while (off < want) {
-    const n = file.readSync(buf.subarray(off));
-    if (n === null || n === 0) break;
-    off += n;
-  }
+  const off = readFully(file, buf);
   // From the end, whole lines only: the window's first line may start before it.
   const names: string[] = [];
   let cut = start + off;
@@ -174,9 +170,7 @@ function append(path: string, names: readonly string[]) {
   const file = openQueue(path, true, true);
   if (file === null) return;
   try {
-    const bytes = encoder.encode(names.join("\n") + "\n");
-    let off = 0;
-    while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+    writeAll(file, names.join("\n") + "\n");
   } finally {
     file.close();
   }
@@ -188,32 +182,22 @@ function append(path: string, names: readonly string[]) {
  * prune's batches queued their names there.
  */
 export function rewriteSweep(dir: string, names: Iterable<string>) {
-  // One name: only the lock's holder writes it, and a killed prune's is reused, not left.
-  const tmp = `${dir}/${SWEEP_NAME}.tmp`;
-  const file = openQueue(tmp, true);
-  if (file === null) return;
-  try {
-    file.truncateSync(0);
+  const fill = (sink: ByteSink) => {
     let chunk: string[] = [];
-    const flush = () => {
-      const bytes = encoder.encode(chunk.join(""));
-      let off = 0;
-      while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
-      chunk = [];
-    };
     for (const name of names) {
       chunk.push(`${name}\n`);
-      if (chunk.length >= 8192) flush();
+      if (chunk.length >= 8192) {
+        writeAll(sink, chunk.join(""));
+        chunk = [];
+      }
     }
-    flush();
-  } finally {
-    file.close();
-  }
+    writeAll(sink, chunk.join(""));
+  };
   try {
-    Deno.renameSync(tmp, `${dir}/${SWEEP_NAME}`);
-  } catch {
-    try {
-      Deno.removeSync(tmp);
-    } catch { /* gone */ }
-  }
+    // One temp name: only the lock's holder writes it, and a killed prune's is reused, not left.
+    replaceAtomically(`${dir}/${SWEEP_NAME}`, fill, {
+      durable: false,
+      temp: `${dir}/${SWEEP_NAME}.tmp`,
+    });
+  } catch { /* a hint: the queue as it was still names only records (sweep re-reads each) */ }
 }

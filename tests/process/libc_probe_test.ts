@@ -7,7 +7,8 @@
 import { assert, assertEquals } from "../assert.ts";
 import { NO_PID } from "../helpers.ts";
 import { linuxBackend } from "../../src/process/linux.ts";
-import { libc, loadedLibc } from "../../src/process/libc.ts";
+import { libc } from "../../src/process/libc.ts";
+import { loadedLibc } from "../../src/process/types.ts";
 
 Deno.test({
   name: "linux probe: the same verdicts before and after libc is loaded",

@@ -5,6 +5,7 @@
 import { EnvEncodingError, envVar } from "../../env.ts";
 import { RosterError, UsageError } from "../../errors.ts";
 import { requireOwnProc } from "../../identity/liveness.ts";
+import { readUpTo } from "../../fs/io.ts";
 import { NoOwnerError, resolveOwner } from "../../registry/owner.ts";
 import { type Activity, type ActivityChange, MAX_TOOL_TEXT } from "../../registry/record.ts";
 import { recordActivity } from "../../registry/store_activity.ts";
@@ -34,28 +35,16 @@ function hookInput(): () => Record<string, unknown> | null {
   };
 }
 
+/** Stdin, at most MAX_INPUT bytes of it; a read that fails ends it (what came is kept). */
 function readStdin(): string {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const buf = new Uint8Array(65536);
-  while (total < MAX_INPUT) {
-    let n: number | null;
+  const read = (buf: Uint8Array) => {
     try {
-      n = Deno.stdin.readSync(buf);
+      return Deno.stdin.readSync(buf);
     } catch {
-      break;
+      return null;
     }
-    if (n === null || n === 0) break;
-    chunks.push(buf.slice(0, n));
-    total += n;
-  }
-  const all = new Uint8Array(total);
-  let off = 0;
-  for (const c of chunks) {
-    all.set(c, off);
-    off += c.length;
-  }
-  return new TextDecoder().decode(all);
+  };
+  return new TextDecoder().decode(readUpTo(read, MAX_INPUT - 1));
 }
 
 /** The top-level string fields a hook's input names its session and tool call by. */

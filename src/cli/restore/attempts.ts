@@ -8,7 +8,7 @@ import { privateChild } from "../../fs/dir.ts";
 import { withLock } from "../../fs/flock.ts";
 import { readJson } from "../../fs/read.ts";
 import { removeQuietly, writeAtomic } from "../../fs/write.ts";
-import { join } from "../../fs/dir.ts";
+import { join } from "../../fs/path.ts";
 import { ensureLedger } from "../../continuation/ledger.ts";
 import type { Attempts } from "./select.ts";
 
