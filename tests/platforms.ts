@@ -132,6 +132,8 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
     "each OS's code paths under its binary's flags, run on Linux (tests/cli/as_os.ts)",
   "tests/scripts/ci_under_load_test.ts": "the load drill is a bash script over /proc",
   "tests/reliability/foreign_proc_test.ts": "pid namespaces and /proc mounts (nsenter, unshare)",
+  "tests/fs/io_test.ts":
+    "pure byte loops, and a replace checked by POSIX mode and links; not yet run under Wine",
   "tests/continuation/keys_test.ts":
     "ledger files put with POSIX modes (chmod); not yet run under Wine",
   "tests/cli/restore_activity_test.ts":
