@@ -125,6 +125,11 @@ export const RECIPES: Record<Harness, Recipe> = {
       Stop: {
         hooks: [{ type: "command", command: "roster activity idle --quiet", timeout: 10 }],
       },
+      // Claude Code asks the person: a tool's permission, or an MCP server's question.
+      Notification: {
+        matcher: "permission_prompt|elicitation_dialog",
+        hooks: [{ type: "command", command: "roster activity waiting --quiet", timeout: 10 }],
+      },
       PreToolUse: {
         hooks: [{
           type: "command",

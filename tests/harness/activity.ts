@@ -80,6 +80,36 @@ export async function activityJourney(
   });
 }
 
+/**
+ * A tool call that asks the person first: the harness's notification hook says `waiting`
+ * while it asks.
+ */
+export async function waitingJourney(
+  t: Deno.TestContext,
+  kit: Kit,
+  rig: Rig,
+  opts: StartOptions = {},
+): Promise<void> {
+  const pane = await kit.start(rig, { ...opts, ask: true });
+  const owner = await kit.owner(pane);
+  // Not a read-only command (Claude Code runs `echo` and the like without asking).
+  const job = rig.server.job(`python3 -c "print(${Date.now()})" > asked.txt`);
+  await rig.prompt(pane, `Please do ${job} now.`);
+  await t.step("while it asks for the tool's permission: waiting", async () => {
+    try {
+      await waitFor("a waiting record", async () => {
+        const r = (await rig.rows()).find((r) => r.session_pid === owner.pid) as
+          | ActivityRow
+          | undefined;
+        return r?.activity === "waiting" ? r : null;
+      }, 90_000);
+    } catch (err) {
+      const calls = rig.callArgs().filter((a) => a.startsWith("activity"));
+      throw new Error(`${err}\ncalls: ${JSON.stringify(calls)}\n${await pane.screen()}`);
+    }
+  });
+}
+
 function exists(path: string): boolean {
   try {
     Deno.statSync(path);

@@ -2,7 +2,7 @@
  * The activity recipes of docs/hooks.md with each real release (tests/harness/activity.ts):
  * working, a tool call opened and closed, idle.
  */
-import { activityJourney } from "./activity.ts";
+import { activityJourney, waitingJourney } from "./activity.ts";
 import { CLAUDE, CODEX, GEMINI, PI } from "./kits.ts";
 import { Rig } from "./rig.ts";
 
@@ -50,5 +50,23 @@ Deno.test({
   async fn(t) {
     await using rig = await Rig.create();
     await activityJourney(t, GEMINI, rig);
+  },
+});
+
+Deno.test({
+  name: "Claude Code: asking for a tool's permission, its hooks record waiting",
+  ...opts,
+  async fn(t) {
+    await using rig = await Rig.create();
+    await waitingJourney(t, CLAUDE, rig);
+  },
+});
+
+Deno.test({
+  name: "Gemini CLI: asking for a tool's permission, its hooks record waiting",
+  ...opts,
+  async fn(t) {
+    await using rig = await Rig.create();
+    await waitingJourney(t, GEMINI, rig);
   },
 });

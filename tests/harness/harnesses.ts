@@ -15,6 +15,9 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Extra command-line arguments. */
   args?: string[];
+  /** Shell tool calls ask the person first (Claude Code without its Bash allow, Gemini CLI
+   * without yolo). */
+  ask?: boolean;
 }
 
 function merge(
@@ -58,7 +61,7 @@ export function setUpClaude(rig: Rig, opts: StartOptions = {}, cwd = rig.proj): 
   // The recipe as written, plus what a test needs: Bash runs without asking ("auto" mode's
   // safety check needs Anthropic's servers), and the sandbox when asked for.
   const settings = merge(JSON.parse(recipe("claude")), {
-    permissions: { defaultMode: "acceptEdits", allow: ["Bash(*)"] },
+    permissions: { defaultMode: "acceptEdits", allow: opts.ask ? [] : ["Bash(*)"] },
     ...(opts.sandbox ? { sandbox: { enabled: true } } : {}),
   });
   rig.write(".claude/settings.json", JSON.stringify(settings, null, 2));
@@ -174,7 +177,7 @@ export function setUpGemini(rig: Rig): void {
 export async function startGemini(rig: Rig, opts: StartOptions = {}): Promise<Pane> {
   setUpGemini(rig);
   const env = rig.baseEnv({ ...geminiEnv(rig), ...opts.env });
-  const args = ["--approval-mode", "yolo", ...(opts.args ?? [])];
+  const args = [...(opts.ask ? [] : ["--approval-mode", "yolo"]), ...(opts.args ?? [])];
   const pane = await rig.launch([harnessBin("gemini"), ...args], env);
   await pane.waitScreen(/Type your message/, 120_000);
   return pane;

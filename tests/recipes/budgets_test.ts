@@ -11,6 +11,7 @@ import { recipe } from "./harness.ts";
 const BUDGETS: [harness: string, min: number, events: string[]][] = [
   // Claude Code also reports what the session is doing (roster activity, issue 23).
   ["claude", 10, [
+    "Notification",
     "PostToolUse",
     "PreToolUse",
     "SessionEnd",
