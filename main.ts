@@ -7,20 +7,27 @@ import { Context } from "./src/cli/context.ts";
 import { writeAll } from "./src/fs/io.ts";
 import { printable, printableLines } from "./src/cli/terminal.ts";
 import { RosterError, UsageError } from "./src/errors.ts";
+import { lazyModule } from "./src/lazy.ts";
 
-/**
- * Loaded only when asked for. Variables, not literals: `deno run` reads and analyses every
- * module a literal `import("...")` names before this file runs (src/cli/spec.ts lazy()).
- */
-const VERSION_MODULE = "./src/version.ts";
-const SPEC_MODULE = "./src/cli/spec.ts";
-const HELP_MODULE = "./src/cli/help.ts";
+/** Loaded only when asked for (src/lazy.ts). */
+const versionModule = lazyModule<typeof import("./src/version.ts")>(
+  "./src/version.ts",
+  (s) => import(s),
+);
+const specModule = lazyModule<typeof import("./src/cli/spec.ts")>(
+  "./src/cli/spec.ts",
+  (s) => import(s),
+);
+const helpModule = lazyModule<typeof import("./src/cli/help.ts")>(
+  "./src/cli/help.ts",
+  (s) => import(s),
+);
 
 export async function main(argv: readonly string[]): Promise<number> {
   try {
     const args = parseArgs(argv);
     if (args.has("version")) {
-      const { VERSION }: typeof import("./src/version.ts") = await import(VERSION_MODULE);
+      const { VERSION } = await versionModule();
       const text = args.has("json")
         ? JSON.stringify({ name: "roster", version: VERSION })
         : `roster ${VERSION}`;
@@ -28,13 +35,13 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 0;
     }
     if (args.command === null && !args.has("help") && argv.length > 0) {
-      const { COMMANDS }: typeof import("./src/cli/spec.ts") = await import(SPEC_MODULE);
+      const { COMMANDS } = await specModule();
       throw new UsageError(
         `Missing command: expected one of ${COMMANDS.map((c) => c.name).join(", ")}`,
       );
     }
     if (args.has("help") || args.command === null) {
-      const help: typeof import("./src/cli/help.ts") = await import(HELP_MODULE);
+      const help = await helpModule();
       writeAll(Deno.stdout, args.command ? help.commandHelp(args.command) : help.mainHelp());
       return 0;
     }

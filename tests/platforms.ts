@@ -132,6 +132,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
     "each OS's code paths under its binary's flags, run on Linux (tests/cli/as_os.ts)",
   "tests/scripts/ci_under_load_test.ts": "the load drill is a bash script over /proc",
   "tests/reliability/foreign_proc_test.ts": "pid namespaces and /proc mounts (nsenter, unshare)",
+  "tests/scripts/lazy_test.ts": "reads the sources by file URL; not yet run under Wine",
   "tests/fs/io_test.ts":
     "pure byte loops, and a replace checked by POSIX mode and links; not yet run under Wine",
   "tests/continuation/keys_test.ts":

@@ -4,17 +4,20 @@
  * ledger's module is loaded only when a row names a continuation: a hook's `register` whose
  * cleanup meets none never pays for it.
  */
+import { lazyModule } from "../lazy.ts";
 import { retentionMs } from "../registry/lifecycle.ts";
 import type { Row } from "../registry/row.ts";
 import type { Keeping } from "../registry/store_write.ts";
 
-let ledger: typeof import("../continuation/ledger.ts") | undefined;
-/** A variable, not a literal: `deno run` would read the ledger's modules at every start-up. */
-const LEDGER = "../continuation/ledger.ts";
+const ledgerModule = lazyModule<typeof import("../continuation/ledger.ts")>(
+  "../continuation/ledger.ts",
+  (s) => import(s),
+);
+let ledger: Awaited<ReturnType<typeof ledgerModule>> | undefined;
 
 /** Loads the ledger's module (once): heldByContinuation then answers for every row. */
 export async function loadLedger(): Promise<void> {
-  ledger ??= await import(LEDGER);
+  ledger ??= await ledgerModule();
 }
 
 /**

@@ -6,6 +6,7 @@
  * Over 400 lines: the table is one declaration by design, every command's flags, help and
  * loader side by side, since the parser, help and completions all read it whole.
  */
+import { lazyModule } from "../lazy.ts";
 import { EXIT, VERDICT_EXIT } from "../exit.ts";
 import { SESSION_ID_VARS } from "../registry/session_id.ts";
 import type { Parsed } from "./args.ts";
@@ -53,15 +54,9 @@ export interface CommandSpec {
   load: () => Promise<CommandModule>;
 }
 
-/**
- * A command's `load`. The specifier is a variable on purpose: before main.ts runs, `deno run`
- * reads and analyses every module that a literal `import("...")` names, and all they import, so
- * one literal per command made every call read all of roster (docs/performance.md). The type
- * argument names the same module, so `deno check` still checks it against CommandModule;
- * scripts/build.ts includes every module in the binaries.
- */
+/** A command's `load` (src/lazy.ts), its module checked against CommandModule. */
 function lazy<M extends CommandModule>(specifier: string): () => Promise<M> {
-  return () => import(specifier);
+  return lazyModule<M>(specifier, (s) => import(s));
 }
 
 /** The shells `roster completions` writes scripts for. */

@@ -4,6 +4,7 @@
  * the files as they are then, and make a dispatch or a skip durable, at most once. Under
  * dry-run, and without a claim, nothing is written.
  */
+import { lazyModule } from "../lazy.ts";
 import { type Liveness, type LivenessJudge, probeVerdict } from "../identity/liveness.ts";
 import { verifyToken } from "../identity/token.ts";
 import { readState } from "./ledger.ts";
@@ -20,12 +21,13 @@ import type { Plan } from "./schema.ts";
 /**
  * The claim's side of the flow (./claim.ts: the dispatch lock, the durable writes, recovery),
  * loaded only by a claiming check: a check without `--claim` reads and decides, nothing more.
- * A variable, not a literal, so `deno run` does not read it before main.ts starts
- * (src/cli/spec.ts lazy()).
  */
-const CLAIM_MODULE = "./claim.ts";
+const claimModule = lazyModule<typeof import("./claim.ts")>("./claim.ts", (s) => import(s));
 /** The registry, read only when there is a plan whose session's lifecycle counts. */
-const REGISTRY_MODULE = "../registry/mod.ts";
+const registryModule = lazyModule<typeof import("../registry/mod.ts")>(
+  "../registry/mod.ts",
+  (s) => import(s),
+);
 
 export interface CheckRequest {
   dir: string;
@@ -91,7 +93,7 @@ async function lifecycleOf(
   plan: Plan,
   judge: LivenessJudge,
 ): Promise<Lifecycle | null> {
-  const registry: typeof import("../registry/mod.ts") = await import(REGISTRY_MODULE);
+  const registry = await registryModule();
   const found = registry.sessionLifecycle(home, plan.session, judge);
   if (found === null) return null;
   if (found.successor !== null) {
@@ -177,6 +179,6 @@ export async function checkContinuation(req: CheckRequest): Promise<CheckResult>
     note(`roster: note: continuations are off: ${verdict.detail}`);
   }
   if (!req.claim || first.situation.mode === "dry-run") return { verdict };
-  const claim: typeof import("./claim.ts") = await import(CLAIM_MODULE);
+  const claim = await claimModule();
   return await claim.claimAfterFirstLook(req, first.situation, verdict);
 }

@@ -2,6 +2,7 @@
  * The single point where the process backend for this OS is chosen. Each OS module is
  * loaded only on its own OS, so FFI code never loads on Linux and start-up stays cheap.
  */
+import { lazyModule } from "../lazy.ts";
 import type { ProcessBackend } from "./types.ts";
 
 let selected: Promise<ProcessBackend> | undefined;
@@ -12,13 +13,9 @@ export function processBackend(): Promise<ProcessBackend> {
   return selected;
 }
 
-/**
- * A backend's module. The specifier is a variable so that `deno run` does not read and analyse
- * every OS's backend before the first line runs, as it does for a literal `import("...")` (see
- * src/cli/spec.ts lazy()); the type argument names the same module for `deno check`.
- */
+/** A backend's module, loaded on its own OS only (src/lazy.ts). */
 function backend<M>(specifier: string): Promise<M> {
-  return import(specifier);
+  return lazyModule<M>(specifier, (s) => import(s))();
 }
 
 async function select(os: typeof Deno.build.os): Promise<ProcessBackend> {

@@ -3,6 +3,7 @@
  * dispatch made at most once. Flags, `--facts` and output live here; the flow is
  * src/continuation/check.ts, the decision rules.ts, the exit codes src/exit.ts.
  */
+import { lazyModule } from "../../lazy.ts";
 import { checkContinuation, type Claimed } from "../../continuation/check.ts";
 import { type Facts, parseFacts, type Verdict } from "../../continuation/rules.ts";
 import { UsageError } from "../../errors.ts";
@@ -159,9 +160,9 @@ function planToken(args: Parsed): string | null {
 /** `--tmux`: the pane roster runs in, read by roster itself before each decision. */
 async function paneLook(): Promise<(facts: Facts) => Facts> {
   // A variable, not a literal, or `deno run` would read it at every start (src/cli/spec.ts lazy()).
-  const tmux = "../../continuation/tmux.ts";
-  const { ownPane, readPaneFacts, withPaneFacts }: typeof import("../../continuation/tmux.ts") =
-    await import(tmux);
+  const { ownPane, readPaneFacts, withPaneFacts } = await lazyModule<
+    typeof import("../../continuation/tmux.ts")
+  >("../../continuation/tmux.ts", (s) => import(s))();
   const pane = ownPane(envVar("TMUX_PANE")); // a usage error before any work
   return (facts) => withPaneFacts(facts, readPaneFacts(pane));
 }

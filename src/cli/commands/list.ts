@@ -5,6 +5,7 @@
  * is bounded by a row, not by the store.
  */
 import { envVar } from "../../env.ts";
+import { lazyModule } from "../../lazy.ts";
 import { UsageError } from "../../errors.ts";
 import type { SessionLink } from "../../registry/record.ts";
 import type { Row } from "../../registry/row.ts";
@@ -13,6 +14,7 @@ import { parseTime } from "../../time.ts";
 import type { Parsed } from "../args.ts";
 import { type Context, realDir } from "../context.ts";
 import {
+  COLUMNS,
   emptyMessage,
   type ListFilter,
   listValues,
@@ -44,6 +46,12 @@ function terminalWidth(): number | null {
   }
 }
 
+/** `--discover`'s reader of the harnesses' own session files, loaded only for it. */
+const discoverModule = lazyModule<typeof import("../../registry/discover.ts")>(
+  "../../registry/discover.ts",
+  (s) => import(s),
+);
+
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const states = new Set(listValues(args.all("state")) ?? []);
   const stated = states.size > 0;
@@ -70,7 +78,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     if ("unknown" in parsed) {
       throw new UsageError(
         `Invalid --columns: unknown column ${parsed.unknown}; expected some of ` +
-          Object.keys((await import("../list_view.ts")).COLUMNS).join(","),
+          Object.keys(COLUMNS).join(","),
       );
     }
     columns = parsed;
@@ -116,7 +124,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     }
   }
   if (discover) {
-    const d = await import("../../registry/discover.ts");
+    const d = await discoverModule();
     const claude = d.claudeSessionsDir(envVar, Deno.build.os);
     for (const row of claude === null ? [] : d.discoverClaude(claude, judge)) {
       if (!covered.has(row.session_pid)) add(row);

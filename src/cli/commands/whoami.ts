@@ -1,4 +1,5 @@
 /** `roster whoami`: the registered live session that owns the calling process. */
+import { lazyModule } from "../../lazy.ts";
 import { envVar } from "../../env.ts";
 import { RosterError } from "../../errors.ts";
 import { ancestors, hostsSessions } from "../../registry/owner.ts";
@@ -83,8 +84,10 @@ async function fromDeclaredId(
   if (!ids.some(({ id }) => id)) return null;
   // The store's reader is loaded only here: the common whoami (its owner among its ancestors)
   // never reads the whole store. A variable, not a literal (src/cli/spec.ts lazy()).
-  const scan = "../../registry/scan.ts";
-  const { forEachRow }: typeof import("../../registry/scan.ts") = await import(scan);
+  const { forEachRow } = await lazyModule<typeof import("../../registry/scan.ts")>(
+    "../../registry/scan.ts",
+    (s) => import(s),
+  )();
   for (const { name, id } of ids) {
     if (!id) continue;
     let found: Row | null = null;
