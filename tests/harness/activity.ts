@@ -60,17 +60,22 @@ export async function activityJourney(
     }, 90_000);
     assertEquals(r.open_tool_calls, []);
   });
-  await t.step("the events the release sent, in order", () => {
-    const calls = rig.callArgs().slice(from).filter((a) => a.startsWith("activity"))
-      .map((a) => a.replace(/ --(session-id|pid|tool-name) \S+/g, "").replace(/ --quiet/g, ""))
-      .map((a) => a.replace(/--tool-(start|end) \S+/, "--tool-$1"));
-    console.log(`${kit.name} activity calls: ${JSON.stringify(calls)}`);
+  await t.step("the events the release sent, in order", async () => {
     const order = [
       "activity working",
       "activity --tool-start",
       "activity --tool-end",
       "activity idle",
     ];
+    const seen = () =>
+      rig.callArgs().slice(from).filter((a) => a.startsWith("activity"))
+        .map((a) => a.replace(/ --(session-id|pid|tool-name) \S+/g, "").replace(/ --quiet/g, ""))
+        .map((a) => a.replace(/--tool-(start|end) \S+/, "--tool-$1"));
+    // The rig's roster logs a call once it has returned: after its record was written.
+    await waitFor("the last call in the log", () => seen().includes(order.at(-1)!), 15_000)
+      .catch(() => {});
+    const calls = seen();
+    console.log(`${kit.name} activity calls: ${JSON.stringify(calls)}`);
     let at = -1;
     for (const want of order) {
       const i = calls.indexOf(want, at + 1);
