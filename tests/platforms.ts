@@ -137,6 +137,8 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
     "pure byte loops, and a replace checked by POSIX mode and links; not yet run under Wine",
   "tests/continuation/keys_test.ts":
     "ledger files put with POSIX modes (chmod); not yet run under Wine",
+  "tests/reliability/fifo_identity_test.ts":
+    "bubblewrap binds a FIFO over /etc/machine-id and boot_id",
   "tests/cli/restore_activity_test.ts":
     "pure, but not yet run under Wine or on macOS (move it to EVERYWHERE once it passes there)",
   "tests/cli/unregister_refused_test.ts": "spawns sleep; a store refused by POSIX owner and mode",

@@ -7,6 +7,7 @@ import { ioError } from "../errors.ts";
 import { join } from "../fs/path.ts";
 import { readUpTo, writeAll } from "../fs/io.ts";
 import { openRegular } from "../fs/read.ts";
+import { readRegularText } from "../open_file.ts";
 import { type AuditEvent, isObject } from "./schema.ts";
 
 export const AUDIT_FILE = "audit.ndjson";
@@ -51,12 +52,9 @@ export function readAuditText(dir: string, maxBytes = AUDIT_TAIL_BYTES): string 
 
 /** Every line of the audit log that parses (for tests and tools). */
 export function readAudit(dir: string): Record<string, unknown>[] {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(join(dir, AUDIT_FILE));
-  } catch {
-    return [];
-  }
+  // Never blocking on a FIFO in its place, and bounded (a whole log, for tests and tools).
+  const text = readRegularText(join(dir, AUDIT_FILE), 1 << 28);
+  if (text === null) return [];
   return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
 }
 

@@ -8,6 +8,10 @@ import { ioError, RosterError } from "../errors.ts";
 import { readFully } from "./io.ts";
 import type { FileResult } from "./result.ts";
 import { untrustedFile } from "./private.ts";
+import { openJudged } from "../open_file.ts";
+
+/** The opener beneath every careful read (src/open_file.ts: the one there is). */
+export { openJudged };
 
 /** The default cap of a small file: 64 KiB. */
 const MAX_SMALL_FILE = 64 * 1024;
@@ -90,53 +94,6 @@ export function readJson(path: string): FileResult<unknown> | null {
   } catch {
     return { ok: false, problem: "not valid JSON", mtimeMs: file.mtimeMs };
   }
-}
-
-/**
- * Opens `path` only as the regular file `judged` describes (the caller's lstat, or stat for a
- * link it follows; null: any regular file, for one just created), checked on the open handle.
- * A FIFO, device or other file swapped in between is closed unread and null is returned.
- */
-export function openJudged(
-  path: string,
-  judged: Deno.FileInfo | null,
-  options: Deno.OpenOptions,
-): Deno.FsFile | null {
-  const file = openWithoutBlocking(path, options);
-  try {
-    const opened = file.statSync();
-    const same = judged === null || (opened.ino === judged.ino && opened.dev === judged.dev);
-    if (opened.isFile && same) return file;
-  } catch (err) {
-    file.close();
-    throw err;
-  }
-  file.close();
-  return null;
-}
-
-/**
- * Opens `path` so that a FIFO swapped in for the file never blocks. Deno ignores customFlags,
- * so there is no O_NONBLOCK: the file is opened for reading and writing instead (such an open
- * never waits for a FIFO's other end, on Linux and the BSDs; nothing is written). A file that
- * may not be written is opened as asked: on a read-only file system nobody swaps files, and a
- * mode that forbids writing was set by the file's owner. (Windows has no FIFOs.)
- */
-function openWithoutBlocking(path: string, options: Deno.OpenOptions): Deno.FsFile {
-  if (Deno.build.os === "windows") return Deno.openSync(path, options);
-  if (options.write || options.append) return Deno.openSync(path, { ...options, read: true });
-  try {
-    return Deno.openSync(path, { ...options, read: true, write: true });
-  } catch (err) {
-    if (err instanceof Deno.errors.PermissionDenied || isReadOnlyFs(err)) {
-      return Deno.openSync(path, options);
-    }
-    throw err;
-  }
-}
-
-function isReadOnlyFs(err: unknown): boolean {
-  return err instanceof Error && /read-only file system|EROFS|os error 30\b/i.test(err.message);
 }
 
 /**

@@ -20,6 +20,10 @@ import {
   type ProcessInfo,
 } from "./types.ts";
 import { isPid } from "./pid.ts";
+import { readRegularText } from "../open_file.ts";
+
+/** The most of /proc/self/mountinfo read: a host of many containers has thousands of mounts. */
+const MAX_MOUNTINFO = 16 << 20;
 
 /** Clock ticks per second as seen by user space (USER_HZ): 100 on every mainstream arch. */
 const CLK_TCK = 100;
@@ -294,7 +298,7 @@ function readOwnProc(procRoot: string): boolean {
   let status: string | null = null;
   try {
     self = Deno.readLinkSync(`${procRoot}/self`);
-    status = Deno.readTextFileSync(`${procRoot}/self/status`);
+    status = readRegularText(`${procRoot}/self/status`);
   } catch { /* not shown: not proven */ }
   return procShowsOwnNs(self, status, Deno.pid);
 }
@@ -361,11 +365,8 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
 
   function btime(): number | null {
     if (btimeCache === undefined) {
-      try {
-        btimeCache = parseBtime(Deno.readTextFileSync(`${procRoot}/stat`));
-      } catch {
-        btimeCache = null;
-      }
+      const text = readRegularText(`${procRoot}/stat`);
+      btimeCache = text === null ? null : parseBtime(text);
     }
     return btimeCache;
   }
@@ -376,11 +377,8 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
   /** This reader's boottime offset (a time namespace), read once per call. */
   function boottimeOffset(): bigint {
     if (offsetCache === undefined) {
-      try {
-        offsetCache = parseBoottimeOffset(Deno.readTextFileSync(`${procRoot}/self/timens_offsets`));
-      } catch {
-        offsetCache = 0n;
-      }
+      const text = readRegularText(`${procRoot}/self/timens_offsets`);
+      offsetCache = text === null ? 0n : parseBoottimeOffset(text);
     }
     return offsetCache;
   }
@@ -388,11 +386,8 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
   /** Whether this /proc may hide processes (read once per call; unknown counts as yes). */
   function mayHide(): boolean {
     if (hiddenCache === undefined) {
-      try {
-        hiddenCache = procMayHide(Deno.readTextFileSync(`${procRoot}/self/mountinfo`), procRoot);
-      } catch {
-        hiddenCache = true;
-      }
+      const text = readRegularText(`${procRoot}/self/mountinfo`, MAX_MOUNTINFO);
+      hiddenCache = text === null || procMayHide(text, procRoot);
     }
     return hiddenCache;
   }
@@ -420,12 +415,8 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
   function listing(): { pids: Set<number>; uptime: number } | null {
     const c = loadedLibc();
     if (c === null || mayHide()) return null;
-    let uptime: number | null;
-    try {
-      uptime = parseUptimeTicks(Deno.readTextFileSync(`${procRoot}/uptime`));
-    } catch {
-      return null;
-    }
+    const text = readRegularText(`${procRoot}/uptime`);
+    const uptime = text === null ? null : parseUptimeTicks(text);
     if (uptime === null) return null;
     const pids = c.readPids(procRoot, LISTING_LIMIT);
     return pids === null ? null : { pids, uptime: uptime - Number(boottimeOffset()) };
@@ -457,12 +448,9 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
   }
 
   function listingThreshold(): number {
-    try {
-      const tasks = parseLoadavgTasks(Deno.readTextFileSync(`${procRoot}/loadavg`));
-      return tasks === null ? Infinity : Math.max(LISTING_AFTER, Math.ceil(tasks / 2));
-    } catch {
-      return Infinity;
-    }
+    const text = readRegularText(`${procRoot}/loadavg`);
+    const tasks = text === null ? null : parseLoadavgTasks(text);
+    return tasks === null ? Infinity : Math.max(LISTING_AFTER, Math.ceil(tasks / 2));
   }
 
   /** `<procRoot>/`, then a pid's digits and `/stat` and a NUL: the path libc opens. */
@@ -548,11 +536,8 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
   const lazy: LazyReads = { btime, status };
 
   function status(pid: number): ReturnType<typeof parseStatus> | null {
-    try {
-      return parseStatus(Deno.readTextFileSync(`${procRoot}/${pid}/status`));
-    } catch {
-      return null;
-    }
+    const text = readRegularText(`${procRoot}/${pid}/status`);
+    return text === null ? null : parseStatus(text);
   }
 
   /** kill(pid, 0): ESRCH = gone, EPERM = exists (another user's), success = exists. */
@@ -583,21 +568,15 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
 
   function bootId(): string | null {
     if (bootIdCache === undefined) {
-      try {
-        bootIdCache = Deno.readTextFileSync(`${procRoot}/sys/kernel/random/boot_id`).trim() || null;
-      } catch {
-        bootIdCache = null;
-      }
+      bootIdCache = readRegularText(`${procRoot}/sys/kernel/random/boot_id`)?.trim() || null;
     }
     return bootIdCache;
   }
 
   function machineId(): string | null {
     for (const path of ["/etc/machine-id", "/var/lib/dbus/machine-id"]) {
-      try {
-        const id = Deno.readTextFileSync(path).trim();
-        if (/^[0-9a-f]{32}$/.test(id)) return id;
-      } catch { /* try the next */ }
+      const id = readRegularText(path)?.trim();
+      if (id !== undefined && /^[0-9a-f]{32}$/.test(id)) return id;
     }
     return null;
   }

@@ -6,6 +6,7 @@
  */
 import { EXIT } from "../../exit.ts";
 import { readJson } from "../../fs/read.ts";
+import { readRegularText } from "../../open_file.ts";
 import { hookFiles, type HookReport, inspectHooks } from "../../hooks/install.ts";
 import { fireProblems } from "../../hooks/fire.ts";
 import { HOOK_HARNESSES } from "../../hooks/recipes.ts";
@@ -46,7 +47,8 @@ function readLink(path: string): string | null {
 function hidepid(): number | null {
   if (Deno.build.os !== "linux") return null;
   try {
-    for (const line of Deno.readTextFileSync("/proc/self/mounts").split("\n")) {
+    // Never blocking: a FIFO bound over it is no mount table (src/open_file.ts).
+    for (const line of (readRegularText("/proc/self/mounts", 16 << 20) ?? "").split("\n")) {
       const [, where, type, options] = line.split(" ");
       if (where !== "/proc" || type !== "proc") continue;
       const m = /(?:^|,)hidepid=(\w+)/.exec(options ?? "");
