@@ -18,3 +18,15 @@ const BEYOND_C0 = "\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e
 export const UNSAFE = new RegExp(`[${C0}${BEYOND_C0}]`, "g");
 /** UNSAFE less C0: what JSON text may still hold. */
 export const UNSAFE_BEYOND_C0 = new RegExp(`[${BEYOND_C0}]`, "g");
+
+/**
+ * UNSAFE, and a backslash wherever it could be taken for the start of an escape that
+ * src/cli/terminal.ts printable writes: before `x`, `u`, another backslash, a character that
+ * becomes an escape, or at the end (text roster prints next may begin with `x`). Escaped as
+ * `\\`, such a backslash keeps a field holding the text `\x1b[31m` apart from one holding a
+ * real ESC; any other backslash (a Windows path's) is shown as it is.
+ */
+export const UNSAFE_OR_ESCAPE_LIKE = new RegExp(
+  `[${C0}${BEYOND_C0}]|\\\\(?=[xu\\\\${C0}${BEYOND_C0}]|$)`,
+  "g",
+);

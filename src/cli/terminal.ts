@@ -4,9 +4,10 @@
  * on some characters instead of showing them.
  */
 import type { Row } from "../registry/row.ts";
-import { UNSAFE, UNSAFE_BEYOND_C0 } from "../unsafe_text.ts";
+import { UNSAFE_BEYOND_C0, UNSAFE_OR_ESCAPE_LIKE } from "../unsafe_text.ts";
 
 function hex(ch: string): string {
+  if (ch === "\\") return "\\\\";
   const code = ch.charCodeAt(0);
   return code <= 0xff
     ? `\\x${code.toString(16).padStart(2, "0")}`
@@ -15,7 +16,7 @@ function hex(ch: string): string {
 
 /** `s` with every character a terminal may act on made visible: `\x1b`, `\x9d`, `\u202e`. */
 export function printable(s: string): string {
-  return s.replace(UNSAFE, hex);
+  return s.replace(UNSAFE_OR_ESCAPE_LIKE, hex);
 }
 
 /** Text of several lines: each line escaped, the newlines between them kept. */

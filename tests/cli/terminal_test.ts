@@ -1,4 +1,4 @@
-import { assertEquals } from "../assert.ts";
+import { assert, assertEquals } from "../assert.ts";
 import { printable, printableLines, terminalJson } from "../../src/cli/terminal.ts";
 import { dispatchMessage } from "../../src/continuation/message.ts";
 import { PLAN } from "../continuation/fixtures.ts";
@@ -43,4 +43,25 @@ Deno.test("the dispatch message and printable take the same characters as unsafe
     assertEquals(printable(ch), ch, JSON.stringify(ch));
     assertEquals(message(ch).includes(`a${ch}b (i)`), true, JSON.stringify(ch));
   }
+});
+
+Deno.test("printable: no two texts print the same (a backslash that reads as an escape is one)", () => {
+  assertEquals(printable("\\x1b[31m"), "\\\\x1b[31m");
+  assertEquals(printable("\x1b[31m"), "\\x1b[31m");
+  assertEquals(printable("C:\\Users\\me"), "C:\\Users\\me", "a Windows path as it is");
+  assertEquals(printable("a\\"), "a\\\\", "a trailing backslash: roster's text may follow");
+  // Every string of up to 4 characters over the ones that matter, printed: all distinct.
+  const alphabet = ["\\", "x", "u", "1", "b", "\x1b", "\u202e", "a"];
+  const seen = new Map<string, string>();
+  const walk = (s: string, depth: number) => {
+    const shown = printable(s);
+    const other = seen.get(shown);
+    if (other !== undefined && other !== s) {
+      throw new Error(`${JSON.stringify(s)} and ${JSON.stringify(other)} both print ${shown}`);
+    }
+    seen.set(shown, s);
+    if (depth < 4) { for (const c of alphabet) walk(s + c, depth + 1); }
+  };
+  walk("", 0);
+  assert(seen.size > 4000);
 });

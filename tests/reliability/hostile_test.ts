@@ -645,3 +645,31 @@ Deno.test("hostile flags and environment values", async (t) => {
     await Deno.remove(file);
   }
 });
+
+Deno.test("list tells a field's literal backslash text from the control character", async (t) => {
+  // Retest of issue 24: an agent named with the text `\x1b[31m` printed exactly as one named
+  // with a real ESC, so a person could not tell which the store held.
+  await using home = await tempDir();
+  await using a = spawnSleeper();
+  await using b = spawnSleeper();
+  for (const [s, agent] of [[a, "lit\\x1b[31m"], [b, "esc\x1b[31m"]] as const) {
+    const r = await roster([
+      "register",
+      "--pid",
+      String(s.pid),
+      "--agent",
+      agent,
+      "--home",
+      home.path,
+      "--quiet",
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+  }
+  await t.step("the table shows them apart", async () => {
+    const table = await roster(["list", "--home", home.path]);
+    assertEquals(table.code, 0, table.stderr);
+    assert(!table.stdout.includes("\u001b"), "no raw escape reaches the terminal");
+    assert(table.stdout.includes("lit\\\\x1b[31m"), table.stdout);
+    assert(table.stdout.includes("esc\\x1b[31m"), table.stdout);
+  });
+});
