@@ -10,11 +10,11 @@ import { verifyToken } from "../identity/token.ts";
 import { readState } from "./ledger.ts";
 import {
   decide,
+  type Decision,
   type Facts,
   type Lifecycle,
   mayWriteSkip,
   type Situation,
-  type Verdict,
 } from "./rules.ts";
 import type { Plan } from "./schema.ts";
 
@@ -56,7 +56,7 @@ export interface Claimed {
 }
 
 export interface CheckResult {
-  verdict: Verdict;
+  verdict: Decision;
   claimed?: Claimed;
 }
 
@@ -155,7 +155,7 @@ export async function observe(
  * ledger), and a skip decided before the release (rule 1 comes first) must not decide the key
  * for good: the first answer stands, and no lock is taken for it.
  */
-export function needsClaimPass(verdict: Verdict, plan: Plan | null): plan is Plan {
+export function needsClaimPass(verdict: Decision, plan: Plan | null): plan is Plan {
   return verdict.kind === "dispatch"
     ? plan !== null
     : verdict.kind === "skip"

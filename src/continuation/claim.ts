@@ -19,7 +19,7 @@ import {
 import { CHECK_LOCK_PATIENCE_MS, withDispatchLock } from "./lock.ts";
 import { dispatchMessage } from "./message.ts";
 import { recoverClaim, recoverClaimUnderLock } from "./recover.ts";
-import { decide, mayWriteSkip, type Situation, type Verdict } from "./rules.ts";
+import { decide, type Decision, mayWriteSkip, type Situation } from "./rules.ts";
 import {
   claimEvent,
   type ClaimRecord,
@@ -125,7 +125,7 @@ async function clampLastDispatch(dir: string, judge: LivenessJudge) {
 export async function claimAfterFirstLook(
   req: CheckRequest,
   first: Situation,
-  verdict: Verdict,
+  verdict: Decision,
 ): Promise<CheckResult> {
   const { dir, key, judge, note } = req;
   const { plan, lastDispatchMs, now } = first;

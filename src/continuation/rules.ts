@@ -105,12 +105,13 @@ export type Lifecycle =
   }
   | { state: "none" };
 
-export type Verdict =
+/** What decide() answers for a key; continuation-check prints it as its `verdict`. */
+export type Decision =
   | { kind: "dispatch" }
   | { kind: "wait"; until: number; reason: WaitReason }
   /** `would`: under mode dry-run, the verdict that mode on would have given. */
   /** `detail`: why continuations are off, for `disabled`. */
-  | { kind: "skip"; class: SkipClass; reason: string; would?: Verdict; detail?: string }
+  | { kind: "skip"; class: SkipClass; reason: string; would?: Decision; detail?: string }
   | { kind: "stop"; reason: StopReason }
   /** An existing skip file decided it; `class` is null when that file is damaged. */
   | { kind: "vetoed"; reason: string; class: SkipClass | null };
@@ -140,18 +141,18 @@ export interface Situation {
   watchdog: Liveness | null;
 }
 
-const skip = (cls: SkipClass, reason: string): Verdict => ({ kind: "skip", class: cls, reason });
+const skip = (cls: SkipClass, reason: string): Decision => ({ kind: "skip", class: cls, reason });
 const veto = (reason: string) => skip("veto", reason);
-const stop = (reason: StopReason): Verdict => ({ kind: "stop", reason });
-const wait = (until: number, reason: WaitReason): Verdict => ({ kind: "wait", until, reason });
+const stop = (reason: StopReason): Decision => ({ kind: "stop", reason });
+const wait = (until: number, reason: WaitReason): Decision => ({ kind: "wait", until, reason });
 
 /** The first of `names` the facts lack, as a veto; null when all are there. */
-function missing(facts: Facts, names: FactName[]): Verdict | null {
+function missing(facts: Facts, names: FactName[]): Decision | null {
   for (const n of names) if (facts[n] === undefined) return veto(`fact-missing:${n}`);
   return null;
 }
 
-export function decide(s: Situation): Verdict {
+export function decide(s: Situation): Decision {
   const f = s.facts;
   // 1. Acknowledged as resumed.
   const noAck = missing(f, ["ack_resumed"]);
@@ -215,7 +216,7 @@ export function decide(s: Situation): Verdict {
 export function mayWriteSkip(
   plan: Plan | null,
   expectedToken: string | null,
-  verdict?: Verdict,
+  verdict?: Decision,
 ): boolean {
   // Continuations being off decides nothing: the key stays open until they are on.
   if (verdict?.kind === "skip" && verdict.reason === "disabled") return false;
@@ -224,7 +225,7 @@ export function mayWriteSkip(
 }
 
 /** Rules 4 (hold) to 9, as mode on would run them. */
-function fromHold(s: Situation, plan: Plan): Verdict {
+function fromHold(s: Situation, plan: Plan): Decision {
   const f = s.facts;
   if (s.hold) return veto("hold");
   // A crash loop: this session was continued `chain - 1` times lately, and crashed again.

@@ -14,7 +14,7 @@ import {
 } from "../../src/continuation/check.ts";
 import { createClaim, ensureLedger, writePlan } from "../../src/continuation/ledger.ts";
 import { acquireDispatchLock } from "../../src/continuation/lock.ts";
-import type { Facts, Verdict } from "../../src/continuation/rules.ts";
+import type { Decision, Facts } from "../../src/continuation/rules.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
 
 /** Every file's name and bytes, for "nothing was written"; `.lock` (an empty flock) aside. */
@@ -32,12 +32,12 @@ const read = (path: string) => JSON.parse(Deno.readTextFileSync(path));
 Deno.test("needsClaimPass: only a dispatch or a skip of a released plan", () => {
   const plan = { state: "released", token: "t" } as Plan;
   const planned = { ...plan, state: "planned" } as Plan;
-  const skip: Verdict = { kind: "skip", class: "veto", reason: "hold" };
+  const skip: Decision = { kind: "skip", class: "veto", reason: "hold" };
   assertEquals(needsClaimPass({ kind: "dispatch" }, plan), true);
   assertEquals(needsClaimPass({ kind: "dispatch" }, null), false);
   assertEquals([needsClaimPass(skip, plan), needsClaimPass(skip, planned)], [true, false]);
   assertEquals(needsClaimPass(skip, null), false);
-  const others: Verdict[] = [
+  const others: Decision[] = [
     { kind: "wait", until: 0, reason: "spacing" },
     { kind: "stop", reason: "claimed" },
     { kind: "vetoed", reason: "hold", class: "veto" },

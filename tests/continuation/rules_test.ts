@@ -4,12 +4,12 @@ import { FACTS as HARNESS_FACTS } from "./fixtures.ts";
 import type { Plan } from "../../src/continuation/schema.ts";
 import {
   decide,
+  type Decision,
   FACT_NAMES,
   type Facts,
   mayWriteSkip,
   parseFacts,
   type Situation,
-  type Verdict,
 } from "../../src/continuation/rules.ts";
 import { VERDICT_EXIT } from "../../src/exit.ts";
 
@@ -68,7 +68,7 @@ const withoutFact = (name: keyof Facts): Facts => {
   return f;
 };
 
-const skip = (cls: "process-end" | "veto", reason: string): Verdict => ({
+const skip = (cls: "process-end" | "veto", reason: string): Decision => ({
   kind: "skip",
   class: cls,
   reason,
@@ -89,7 +89,7 @@ Deno.test("decide: each rule and verdict", async (t) => {
   });
 
   await t.step("2. no plan, another token, not released: stop not-released", () => {
-    const notReleased: Verdict = { kind: "stop", reason: "not-released" };
+    const notReleased: Decision = { kind: "stop", reason: "not-released" };
     assertEquals(decide(base({ plan: null })), notReleased);
     assertEquals(decide(base({ plan: { ...PLAN, state: "planned" } })), notReleased);
     assertEquals(decide(base({ expectedToken: "t0" })), notReleased);

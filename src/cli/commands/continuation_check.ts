@@ -5,7 +5,7 @@
  */
 import { lazyModule } from "../../lazy.ts";
 import { checkContinuation, type Claimed } from "../../continuation/check.ts";
-import { type Facts, parseFacts, type Verdict } from "../../continuation/rules.ts";
+import { type Decision, type Facts, parseFacts } from "../../continuation/rules.ts";
 import { UsageError } from "../../errors.ts";
 import { VERDICT_EXIT } from "../../exit.ts";
 import { readUpTo } from "../../fs/io.ts";
@@ -14,7 +14,7 @@ import { envVar } from "../../env.ts";
 import { pauseSetting } from "../../pause.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { ledgerDir, requireKey } from "../continuation.ts";
+import { ledgerDir, requireKey } from "../ledger_flags.ts";
 
 const MAX_FACTS_BYTES = 64 * 1024;
 
@@ -90,7 +90,7 @@ function readFacts(args: Parsed): Facts {
 }
 
 type Printed = {
-  kind: Verdict["kind"];
+  kind: Decision["kind"];
   reason?: string;
   class?: string;
   until?: string;
@@ -100,7 +100,7 @@ type Printed = {
   would?: Printed;
 };
 
-function toPrinted(v: Verdict, claimed?: Claimed): Printed {
+function toPrinted(v: Decision, claimed?: Claimed): Printed {
   switch (v.kind) {
     case "dispatch":
       return claimed

@@ -3,7 +3,7 @@ import { cleanLedger } from "../../continuation/admin.ts";
 import { parseDuration } from "../../time.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { ledgerDir } from "../continuation.ts";
+import { ledgerDir } from "../ledger_flags.ts";
 
 /** Keys are kept this long past their deadline: as long as the registry keeps an ended row. */
 export const DEFAULT_CLEAN_AGE = "24h";

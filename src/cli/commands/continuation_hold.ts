@@ -2,7 +2,7 @@
 import { holdIsOn, setHold } from "../../continuation/admin.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { ledgerDir } from "../continuation.ts";
+import { ledgerDir } from "../ledger_flags.ts";
 
 export function run(ctx: Context, args: Parsed): number {
   const dir = ledgerDir(ctx, args);

@@ -3,7 +3,7 @@ import { listKeys } from "../../continuation/admin.ts";
 import { formatAge } from "../../time.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { ledgerDir } from "../continuation.ts";
+import { ledgerDir } from "../ledger_flags.ts";
 import { printable } from "../terminal.ts";
 
 export function run(ctx: Context, args: Parsed): number {

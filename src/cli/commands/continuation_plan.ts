@@ -6,7 +6,7 @@ import { parsePid } from "../../identity/pid.ts";
 import { parseDuration } from "../../time.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { ledgerDir, printPlan, requireKey } from "../continuation.ts";
+import { ledgerDir, printPlan, requireKey } from "../ledger_flags.ts";
 
 const MAX_MARKER = 4096;
 const DEFAULT_DEADLINE = "1h";

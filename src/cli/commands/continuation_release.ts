@@ -3,7 +3,7 @@ import { releasePlan } from "../../continuation/plan.ts";
 import { UsageError } from "../../errors.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { ledgerDir, printPlan, requireKey } from "../continuation.ts";
+import { ledgerDir, printPlan, requireKey } from "../ledger_flags.ts";
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const key = requireKey(args);

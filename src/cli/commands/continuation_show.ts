@@ -6,7 +6,7 @@ import { keyStatus } from "../../continuation/admin.ts";
 import { UsageError } from "../../errors.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { ledgerDir, requireKey } from "../continuation.ts";
+import { ledgerDir, requireKey } from "../ledger_flags.ts";
 
 export function run(ctx: Context, args: Parsed): number {
   const key = requireKey(args);

@@ -10,7 +10,7 @@ import { MetricsTally, OWN_LABELS } from "../../metrics/tally.ts";
 import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
-import { ledgerDir } from "../continuation.ts";
+import { ledgerDir } from "../ledger_flags.ts";
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const textfile = args.get("textfile");
