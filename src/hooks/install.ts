@@ -282,11 +282,14 @@ function plan(
     return p;
   }
   const after = shaped(() => uninstallText(before, dialect, path));
+  // Only backups roster can read are backups: a name taken by a link or a FIFO (a checkout may
+  // carry one) is never named as the one kept.
+  const usable = backups.filter((b) => b.text !== null);
   // What is left of a file roster made (there is no backup of an original): removed.
-  p.after = backups.length === 0 && isEmptyObject(after) ? null : after;
-  const same = backups.find((b) => b.text === after);
+  p.after = usable.length === 0 && isEmptyObject(after) ? null : after;
+  const same = usable.find((b) => b.text === after);
   if (same !== undefined) p.dropBackups = [same.path];
-  p.backup = same?.path ?? backups.at(-1)?.path ?? null;
+  p.backup = same?.path ?? usable.at(-1)?.path ?? null;
   return p;
 }
 

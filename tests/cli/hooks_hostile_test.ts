@@ -36,6 +36,42 @@ Deno.test("hooks --project never writes through a link the checkout carries", as
     assertEquals((await Deno.lstat(`${settings}.roster-backup`)).isSymlink, true);
   });
 
+  await t.step("uninstall names no backup it ignored (a link planted after install)", async () => {
+    // Retest of issue 24: uninstall said `backup: …roster-backup` of a link it rightly left.
+    await using dir = await tempDir();
+    const { project, victim, env } = await checkout(dir.path);
+    const settings = `${project}/.claude/settings.json`;
+    const i = await roster(["hooks", "install", "--project", "claude"], { env, cwd: project });
+    assertEquals(i.code, 0, i.stderr);
+    await Deno.symlink(victim, `${settings}.roster-backup`);
+    const u = await roster(["hooks", "uninstall", "--project", "claude", "--json"], {
+      env,
+      cwd: project,
+    });
+    assertEquals(u.code, 0, u.stderr);
+    assertEquals(JSON.parse(u.stdout).backup, null);
+    assertEquals(await Deno.readTextFile(victim), VICTIM);
+    assertEquals((await Deno.lstat(`${settings}.roster-backup`)).isSymlink, true);
+  });
+
+  await t.step("uninstall names the backup it kept, not a link beside it", async () => {
+    await using dir = await tempDir();
+    const { project, victim, env } = await checkout(dir.path);
+    const settings = `${project}/.claude/settings.json`;
+    await Deno.writeTextFile(settings, '{"model": "opus"}\n');
+    const i = await roster(["hooks", "install", "--project", "claude"], { env, cwd: project });
+    assertEquals(i.code, 0, i.stderr);
+    // The user edits the file after install (so no backup is its original), and a link takes
+    // the next backup name.
+    const edited = (await Deno.readTextFile(settings)).replace('"opus"', '"sonnet"');
+    await Deno.writeTextFile(settings, edited);
+    await Deno.symlink(victim, `${settings}.roster-backup.2`);
+    const u = await roster(["hooks", "uninstall", "--project", "claude"], { env, cwd: project });
+    assertEquals(u.code, 0, u.stderr);
+    assertMatch(u.stdout, /\(backup: .*\.roster-backup\)$/m);
+    assertEquals(await Deno.readTextFile(victim), VICTIM);
+  });
+
   await t.step("the settings file linked elsewhere: refused, nothing written", async () => {
     await using dir = await tempDir();
     const { project, victim, env } = await checkout(dir.path);
