@@ -21,12 +21,13 @@ export async function loadLedger(): Promise<void> {
 }
 
 /**
- * Whether an open continuation holds this row (its key is neither finished nor expired); null
- * when the row names one and the ledger is not loaded yet (loadLedger), so no answer is a guess.
+ * Whether an open continuation holds this row (its key is neither finished nor expired). The
+ * ledger must be loaded first (loadLedger) for a row that names one: the registry loads it only
+ * when it meets such a row.
  */
-export function heldByContinuation(row: Row): boolean | null {
+export function heldByContinuation(row: Row): boolean {
   if (row.continuation == null) return false;
-  if (ledger === undefined) return null;
+  if (ledger === undefined) throw new Error("heldByContinuation before loadLedger");
   return ledger.isKeyOpen(row.continuation.ledger, row.continuation.key);
 }
 

@@ -41,11 +41,14 @@ const REGISTER_CLEANUP_LIMIT = 8;
 export interface Keeping {
   retentionMs: number;
   /**
-   * Whether a continuation still holds this row (its key is not finished); null when that
-   * cannot be told before `load` has run.
+   * Whether a continuation still holds this row (its key is not finished). Asked only of a row
+   * that names a continuation, and only once `load` (if any) has run.
    */
-  held: (row: Row) => boolean | null;
-  /** Loads what `held` needs to answer for every row (the continuation ledger). */
+  held: (row: Row) => boolean;
+  /**
+   * Loads what `held` needs (the continuation ledger): run only when a record to clean up names
+   * a continuation, so a register whose cleanup meets none never pays for it.
+   */
   load?: () => Promise<void>;
 }
 
@@ -104,14 +107,15 @@ export async function writeRecord(
       // Records whose continuation could not be judged yet: kept (and queued again) by the
       // sweep, then looked at once more with the ledger loaded.
       const later: string[] = [];
+      const unloaded = keeping.load === undefined ? null : later;
       sweep(
         dir,
         REGISTER_CLEANUP_LIMIT,
-        (stem) => cleanUp(dir, dirName, stem, judge, keeping, now, later),
+        (stem) => cleanUp(dir, dirName, stem, judge, keeping, now, unloaded),
       );
       if (later.length > 0 && keeping.load) {
         await keeping.load();
-        for (const stem of later) cleanUp(dir, dirName, stem, judge, keeping, now, []);
+        for (const stem of later) cleanUp(dir, dirName, stem, judge, keeping, now, null);
       }
     });
   } catch { /* best effort: a failed cleanup never fails the registration */ }
@@ -146,8 +150,9 @@ export function keptOnRefresh(old: SessionRecord, fresh: SessionRecord): Session
 
 /**
  * Register's cleanup of one queued record (`<stem>.json`), under the lock: re-read and judged
- * with a fresh probe, then stamped, removed or kept as the lifecycle says. A record whose
- * continuation cannot be judged yet is kept and its name added to `later`.
+ * with a fresh probe, then stamped, removed or kept as the lifecycle says. Until `keeping.load`
+ * has run (`later` given), a record that names a continuation cannot be judged: it is kept, as
+ * if held, and its name added to `later`.
  */
 function cleanUp(
   dir: string,
@@ -156,19 +161,20 @@ function cleanUp(
   judge: LivenessJudge,
   keeping: Keeping,
   now: number,
-  later: string[],
+  later: string[] | null,
 ): Examined {
   const entry = readEntry(dir, dirName, `${stem}.json`);
   if (entry === null) return "missing";
   const row = toRow(entry, judge, true);
   let unknown = false;
   const held = (r: Row) => {
-    const h = keeping.held(r);
-    if (h === null) unknown = true;
-    return h ?? true;
+    if (r.continuation == null) return false;
+    if (later === null) return keeping.held(r);
+    unknown = true;
+    return true;
   };
   const action = cleanupAction(row, now, keeping.retentionMs, held);
-  if (unknown) later.push(stem);
+  if (unknown) later!.push(stem);
   if (action === "stamp" && entry.ok) {
     try {
       writeAtomic(row.path, recordJson(stamped(entry.record, row, now)), false);

@@ -40,7 +40,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     await ctx.judge(),
     olderThanMs,
     dryRun,
-    (row) => heldByContinuation(row) ?? true,
+    heldByContinuation,
     onRemoved,
   );
   const write = (bytes: Uint8Array) => ctx.stdout.bytes(bytes);
