@@ -283,8 +283,10 @@ export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
       kept: int,
       held: int,
       parked: int,
+      // Crashed rows kept for `roster restore` (removed past retention or --include-crashed).
+      retained: int,
       dry_run: { const: true },
-    }, ["dry_run", "held", "parked"]),
+    }, ["dry_run", "held", "parked", "retained"]),
   },
   activity: {
     summary: "activity --json",

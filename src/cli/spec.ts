@@ -191,11 +191,17 @@ export const COMMANDS: CommandSpec[] = [
         help: "Also remove unknown rows (malformed included) and parked ones older than DUR: " +
           "90s, 30m, 12h, 7d",
       },
+      {
+        name: "include-crashed",
+        help: "Also remove crashed rows a restore could still bring back (within retention)",
+      },
       { name: "dry-run", short: "n", help: "Report what would be removed; change nothing" },
       QUIET,
     ],
-    details: "Ended rows are always removed, except those an open continuation holds; parked " +
-      "and unknown rows only with --older-than; alive rows never.",
+    details: "Ended rows are removed, except those an open continuation holds and crashed " +
+      "ones roster restore could bring back (kept until past $ROSTER_RETENTION, 24h by " +
+      "default, or --include-crashed); parked and unknown rows only with --older-than, which " +
+      "never shortens retention; alive rows never.",
     load: lazy<typeof import("./commands/prune.ts")>("./commands/prune.ts"),
   },
   {

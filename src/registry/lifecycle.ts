@@ -68,8 +68,11 @@ export function ownSessionOf(
   return newest() ? own : judged;
 }
 
-/** What the registry does with one examined row: keep it (held, parked: kept, counted), stamp it, remove it. */
-export type RowAction = "keep" | "stamp" | "remove" | "held" | "parked";
+/**
+ * What the registry does with one examined row: keep it (held, parked, retained: kept,
+ * counted), stamp it, remove it.
+ */
+export type RowAction = "keep" | "stamp" | "remove" | "held" | "parked" | "retained";
 
 /**
  * Register's bounded cleanup. Only ended rows are touched. The first time one is examined it
@@ -91,23 +94,35 @@ export function cleanupAction(
   return ended !== null && now - ended > retention ? "remove" : "keep";
 }
 
+/** What prune is asked to remove beyond ended rows no restore needs. */
+export interface PruneBounds {
+  /** `--older-than`: unknown rows and parked ones older than this too; null: none. */
+  olderThanMs: number | null;
+  /** `--include-crashed`: the rows a restore could bring back too. */
+  includeCrashed: boolean;
+}
+
 /**
- * Prune's choice, its meaning unchanged: every ended row goes, except one a continuation
- * still holds; a parked row (set aside on purpose) and an unknown one only past `olderThanMs`.
+ * Prune's choice: an ended row goes, except one a continuation still holds and one a restore
+ * could bring back (`restorable`: registry/restorable.ts, which counts retention), kept until
+ * it is past retention or `includeCrashed` names them; a parked row (set aside on purpose) and
+ * an unknown one only past `olderThanMs`, which never shortens retention.
  */
 export function pruneAction(
   row: Row,
   now: number,
-  olderThanMs: number | null,
+  bounds: PruneBounds,
   held: (row: Row) => boolean,
+  restorable: (row: Row) => boolean,
 ): RowAction {
   const old = (at: string | null | undefined) => {
     const t = at ? parseTime(at) : null;
-    return olderThanMs !== null && t !== null && now - t > olderThanMs;
+    return bounds.olderThanMs !== null && t !== null && now - t > bounds.olderThanMs;
   };
   if (row.liveness === "dead") {
     if (row.reason === "parked") return old(row.parked_at) ? "remove" : "parked";
-    return held(row) ? "held" : "remove";
+    if (held(row)) return "held";
+    return !bounds.includeCrashed && restorable(row) ? "retained" : "remove";
   }
   if (row.liveness === "unknown") return old(row.registered_at) ? "remove" : "keep";
   return "keep";

@@ -7,14 +7,23 @@ import { ioError } from "../errors.ts";
 import { join } from "../fs/path.ts";
 import { type DirStream, openDirStream } from "../fs/dirstream.ts";
 import { withLock } from "../fs/flock.ts";
-import { removeQuietly } from "../fs/write.ts";
+import { removeQuietly, writeAtomic } from "../fs/write.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { pause } from "../pause.ts";
 import { dirHost, placeDirPath, storedPid, TEMP_NAME } from "./layout.ts";
-import { pruneAction } from "./lifecycle.ts";
+import { pruneAction, type PruneBounds } from "./lifecycle.ts";
 import type { SessionLink } from "./record.ts";
 import type { Row } from "./row.ts";
-import { type Entry, entryOf, listPlaceDirs, openStore, toRow } from "./store.ts";
+import {
+  type Entry,
+  entryOf,
+  listPlaceDirs,
+  openStore,
+  readEntry,
+  recordJson,
+  stamped,
+  toRow,
+} from "./store.ts";
 import { rewriteSweep } from "./sweep.ts";
 
 /** What join() puts between a directory and its entry (a record's path is built per row). */
@@ -104,11 +113,15 @@ export interface PruneCounts {
   held: number;
   /** Parked rows kept (removed only past --older-than). */
   parked: number;
+  /** Crashed rows kept for a restore (removed past retention, or with --include-crashed). */
+  retained: number;
 }
 
 /**
- * Prunes every host directory: ended rows always (retention or not) unless a continuation
- * holds them, parked and unknown ones only older than `olderThanMs`. Each removed row goes to
+ * Prunes every host directory: ended rows no restore needs always, unless a continuation holds
+ * them; crashed rows a restore could bring back (`restorable`) past retention or with
+ * `bounds.includeCrashed`, each stamped ended the first time prune keeps it, so its retention
+ * runs; parked and unknown ones only older than `bounds.olderThanMs`. Each removed row goes to
  * `onRemoved` as it is removed. Works in batches of PRUNE_BATCH records, each under the host
  * lock, released in between: a concurrent register never waits for a whole pass. Under the
  * lock no roster writer can change a record between its read and its removal, so each is read
@@ -117,13 +130,21 @@ export interface PruneCounts {
 export async function prune(
   home: string,
   judge: LivenessJudge,
-  olderThanMs: number | null,
+  bounds: PruneBounds,
   dryRun: boolean,
   held: (row: Row) => boolean,
+  restorable: (row: Row) => boolean,
   onRemoved: (row: Row) => void,
   now = Date.now(),
 ): Promise<PruneCounts> {
-  const counts: PruneCounts = { dead_removed: 0, unknown_removed: 0, kept: 0, held: 0, parked: 0 };
+  const counts: PruneCounts = {
+    dead_removed: 0,
+    unknown_removed: 0,
+    kept: 0,
+    held: 0,
+    parked: 0,
+    retained: 0,
+  };
   const root = openStore(home, false);
   let paused = false;
   for (const dirName of root === null ? [] : listPlaceDirs(root)) {
@@ -131,6 +152,9 @@ export async function prune(
     if (dir === null) continue;
     // Every record kept, for the sweep queue: its name, not its row.
     const kept: string[] = [];
+    // Retained rows not yet stamped ended: stamped once the directory is read (a file renamed
+    // into it while it is streamed could be read twice).
+    const unstamped: { name: string; token: string | null; row: Row }[] = [];
     let done = false;
     const batch = () => {
       if (!dryRun && !paused) {
@@ -152,11 +176,17 @@ export async function prune(
         const entry = readEntryAt(dir, dirName, e.name);
         if (entry === null) continue;
         const row = toRow(entry, judge, true);
-        const action = pruneAction(row, now, olderThanMs, held);
+        const action = pruneAction(row, now, bounds, held, restorable);
         if (action !== "remove" || (!dryRun && !removeEntry(dir, e.name, home))) {
           counts.kept++;
           if (action === "held") counts.held++;
           if (action === "parked") counts.parked++;
+          if (action === "retained") {
+            counts.retained++;
+            if (entry.ok && entry.record.ended_at === null) {
+              unstamped.push({ name: e.name, token: entry.record.start_token, row });
+            }
+          }
           kept.push(e.name.slice(0, -".json".length));
           continue;
         }
@@ -178,12 +208,42 @@ export async function prune(
           }
         }
       }
-      if (!dryRun) await withLock(dir.path, () => rewriteSweep(dir.path, kept));
+      if (!dryRun) {
+        await withLock(dir.path, () => {
+          stampEnded(dir.path, dirName, unstamped, now);
+          rewriteSweep(dir.path, kept);
+        });
+      }
     } finally {
       dir.close();
     }
   }
   return counts;
+}
+
+/**
+ * Stamps each retained row ended now (the caller holds the directory's lock), while its file
+ * still holds that process's unstamped record: a crashed row's retention counts from when
+ * roster first saw it ended, as register's cleanup stamps it; unstamped it would be kept for
+ * ever. Best effort: one that fails is stamped next time.
+ */
+function stampEnded(
+  dir: string,
+  dirName: string,
+  rows: { name: string; token: string | null; row: Row }[],
+  now: number,
+) {
+  for (const { name, token, row } of rows) {
+    const entry = readEntry(dir, dirName, name);
+    if (entry === null || !entry.ok) continue;
+    const r = entry.record;
+    if (r.ended_at !== null || r.session_pid !== row.session_pid || r.start_token !== token) {
+      continue;
+    }
+    try {
+      writeAtomic(entry.path, recordJson(stamped(r, row, now)), false);
+    } catch { /* best effort */ }
+  }
 }
 
 /**

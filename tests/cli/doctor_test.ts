@@ -129,7 +129,7 @@ Deno.test("roster doctor", async (t) => {
     assertEquals(d.hooks.find((h) => h.harness === "claude")?.scope, "user");
     const text = d.problems.map((p) => `${p.what} -> ${p.advice}`).join("\n");
     assertMatch(text, /writable by others.*-> chmod 700/);
-    assertMatch(text, /malformed.*-> .*roster prune --older-than/);
+    assertMatch(text, /malformed.*-> Remove it with: rm -- '[^']*12345\.json'/);
     assertMatch(text, /claude hooks.*outdated.*-> roster hooks install claude/);
     assertMatch(text, /config\.json.*-> /);
     const plain = await roster(["doctor", "--home", home], { env, cwd });

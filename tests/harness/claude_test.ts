@@ -15,7 +15,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "Claude Code: after a SIGKILL the record is dead and prune removes it",
+  name: "Claude Code: after a SIGKILL the record is dead, kept for a restore, removed on request",
   ...opts,
   async fn(t) {
     await using rig = await Rig.create();

@@ -79,7 +79,7 @@ Deno.test({
     );
 
     await t.step(
-      "once the server is gone, its sessions are dead and prune removes them",
+      "once the server is gone, its sessions are dead: kept for a restore, removed on request",
       async () => {
         Deno.kill(tuiB.pid, "SIGKILL");
         await gone(tuiB.pid);
@@ -90,7 +90,11 @@ Deno.test({
           "dead",
           "exited",
         ]]);
-        const r = await rig.roster(["prune", "--json"]);
+        // `codex resume <id>` brings each back: prune keeps them within retention.
+        const kept = await rig.roster(["prune", "--json"]);
+        assertEquals(kept.code, 0, kept.stderr);
+        assertEquals((await rig.rows()).filter((r) => r.agent === "codex").length, 2);
+        const r = await rig.roster(["prune", "--include-crashed", "--json"]);
         assertEquals(r.code, 0, r.stderr);
         assertEquals((await rig.rows()).filter((r) => r.agent === "codex"), []);
       },

@@ -24,7 +24,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "Codex --no-daemon: after a SIGKILL the record is dead and prune removes it",
+  name:
+    "Codex --no-daemon: after a SIGKILL the record is dead, kept for a restore, removed on request",
   ...opts,
   async fn(t) {
     await using rig = await Rig.create();

@@ -15,7 +15,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "pi: after a SIGKILL the record is dead and prune removes it",
+  name: "pi: after a SIGKILL the record is dead, kept for a restore, removed on request",
   ...opts,
   async fn(t) {
     await using rig = await Rig.create();

@@ -1,8 +1,8 @@
 /**
  * The checks every harness goes through, run against the real release: the start hook registers
  * the long-lived harness process with the right agent, session id and cwd; `whoami` from the
- * harness's own tool finds it; the end hook removes it; after a SIGKILL the record is dead and
- * `prune` removes it. The hook costs seen on the way are written for the report.
+ * harness's own tool finds it; the end hook removes it; after a SIGKILL the record is dead,
+ * `prune` keeps it for a restore and `prune --include-crashed` removes it. The hook costs seen on the way are written for the report.
  */
 import { assert, assertEquals } from "../assert.ts";
 import type { Row } from "../../src/registry/row.ts";
@@ -131,7 +131,10 @@ export async function lifecycle(
   });
 }
 
-/** After a SIGKILL (no end hook) the record is dead, and prune removes it. */
+/**
+ * After a SIGKILL (no end hook) the record is dead: prune keeps it for a restore, and
+ * `prune --include-crashed` removes it.
+ */
 export async function killed(t: Deno.TestContext, kit: Kit, rig: Rig, opts: StartOptions = {}) {
   const pane = await kit.start(rig, opts);
   const owner = await kit.owner(pane);
@@ -143,8 +146,11 @@ export async function killed(t: Deno.TestContext, kit: Kit, rig: Rig, opts: Star
     const row = rowOf(await rig.rows(), owner.pid);
     assertEquals([row?.liveness, row?.reason], ["dead", "exited"]);
   });
-  await t.step("prune removes it", async () => {
-    const r = await rig.roster(["prune", "--json"]);
+  await t.step("prune keeps it for a restore; --include-crashed removes it", async () => {
+    const kept = await rig.roster(["prune", "--json"]);
+    assertEquals(kept.code, 0, kept.stderr);
+    assertEquals(rowOf(await rig.rows(), owner.pid)?.liveness, "dead", "kept for roster restore");
+    const r = await rig.roster(["prune", "--include-crashed", "--json"]);
     assertEquals(r.code, 0, r.stderr);
     assertEquals(rowOf(await rig.rows(), owner.pid), undefined);
   });

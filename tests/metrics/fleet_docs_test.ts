@@ -186,7 +186,7 @@ tests:
           - exp_labels: {severity: warning, instance: a, kind: dead}
             exp_annotations:
               summary: "a: 1 dead session record(s) for over an hour"
-              description: "Run \`roster list --state dead\` on the host, then \`roster prune\`."
+              description: "Run \`roster list --state dead\` on the host: \`roster restore\` brings back the crashed sessions; \`roster prune\` removes only what no restore needs."
 
   - interval: 1m
     input_series:

@@ -149,11 +149,14 @@ Deno.test({
     });
 
     await t.step(
-      "once the server is gone its sessions are dead, and prune removes them",
+      "once the server is gone its sessions are dead: kept for a restore, removed on request",
       async () => {
         await server.crash();
         assertEquals((await summary()).map((x) => x.slice(3)), [["dead", "exited"]]);
-        await rosterJson(home, ["prune"]);
+        // `codex resume <id>` can bring it back: prune keeps it within retention.
+        const kept = await rosterJson<{ retained: number }>(home, ["prune"]);
+        assertEquals([kept.retained, (await rows()).length], [1, 1]);
+        await rosterJson(home, ["prune", "--include-crashed"]);
         assertEquals(await rows(), []);
       },
     );

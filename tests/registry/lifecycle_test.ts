@@ -112,11 +112,21 @@ Deno.test("ended sessions survive later registrations for the retention window",
       assertMatch(bad.stderr, /ROSTER_RETENTION/);
     });
 
-    await t.step("prune still removes every ended row, and says which", async () => {
+    await t.step("prune removes what is past retention, keeps what a restore needs", async () => {
       const r = await roster(["prune", "--home", home.path]);
       assertEquals(r.code, 0, r.stderr);
-      assertMatch(r.stdout, /Removed 3 records \(3 dead, 0 unknown\)/);
-      for (const pid of dead.slice(1)) assertMatch(r.stdout, new RegExp(`\\b${pid}\\b`));
+      assertMatch(r.stdout, /Removed 1 record \(1 dead, 0 unknown\)/);
+      assertMatch(r.stdout, /2 crashed kept for roster restore/);
+      assertMatch(r.stdout, new RegExp(`\\b${dead[1]}\\b`));
+      const left = (await rows(home.path)).map((x) => x.session_pid);
+      for (const pid of dead.slice(2)) assert(left.includes(pid), `${pid} kept`);
+    });
+
+    await t.step("--include-crashed removes every ended row, and says which", async () => {
+      const r = await roster(["prune", "--include-crashed", "--home", home.path]);
+      assertEquals(r.code, 0, r.stderr);
+      assertMatch(r.stdout, /Removed 2 records \(2 dead, 0 unknown\)/);
+      for (const pid of dead.slice(2)) assertMatch(r.stdout, new RegExp(`\\b${pid}\\b`));
     });
   } finally {
     await live.kill();

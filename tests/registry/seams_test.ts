@@ -2,10 +2,12 @@
  * Where the registry, the lifecycle and the ledger meet (issue 22), through the CLI as hooks
  * and a restore engine run it: resume finds the ended predecessor of a successor that kept its
  * session id, a link is never replaced, re-registering keeps a parked session parked, and a
- * continue never goes to a parked session, nor to a resumed one but through its successor.
+ * continue never goes to a parked session, nor to a resumed one but through its successor;
+ * prune keeps the crashed rows a restore needs, and doctor's advice removes only what it names.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { exists, hostDir, roster, rosterJson, spawnSleeper, tempDir } from "../helpers.ts";
+import { assertSchema } from "../schema.ts";
 import { check, deadSession, FACTS, ledgerOf, PANE, plan } from "../continuation/fixtures.ts";
 
 type Row = Record<string, unknown> & {
@@ -167,4 +169,108 @@ Deno.test("a continue never goes to a parked session, nor to a resumed one but t
     }
     open("kr");
   });
+});
+
+interface Pruned {
+  removed: Row[];
+  dead_removed: number;
+  unknown_removed: number;
+  kept: number;
+  retained: number;
+}
+
+Deno.test("prune keeps what roster restore needs: crashed rows within retention", async (t) => {
+  await using tmp = await tempDir();
+  const h = `${tmp.path}/home`;
+  // A `claude` on PATH, so that restore would relaunch (the dry run starts nothing).
+  Deno.mkdirSync(`${tmp.path}/bin`);
+  Deno.writeTextFileSync(`${tmp.path}/bin/claude`, "#!/bin/sh\nexit 0\n");
+  Deno.chmodSync(`${tmp.path}/bin/claude`, 0o755);
+  const env = { PATH: `${tmp.path}/bin:${Deno.env.get("PATH")}` };
+  const crashed: number[] = [];
+  for (const sid of ["C1", "C2", "C3", "C4"]) crashed.push((await session(h, sid, true)).pid);
+  // Not restorable: a dead row no harness can be told to resume (no agent, no session id).
+  const bare = spawnSleeper();
+  await rosterJson(h, ["register", "--pid", String(bare.pid)]);
+  await bare.kill();
+  const prune = async (args: string[], extra: Record<string, string> = {}) => {
+    const r = await roster(["prune", "--home", h, "--json", ...args], { env: extra });
+    assertEquals(r.code, 0, r.stderr);
+    assertSchema(["prune"], r.stdout);
+    return JSON.parse(r.stdout) as Pruned;
+  };
+  const relaunchable = async () => {
+    const r = await roster(["restore", "--dry-run", "--json", "--home", h], { env });
+    assertEquals(r.code, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { action: string; session_id: string }[])
+      .filter((c) => c.action === "relaunch").map((c) => c.session_id).sort();
+  };
+
+  await t.step("prune: the crashed rows kept (retained 4), the rest removed", async () => {
+    const p = await prune([]);
+    assertEquals([p.retained, p.dead_removed], [4, 1]);
+    assertEquals(p.removed.map((r) => r.session_pid), [bare.pid]);
+    assertEquals(await relaunchable(), ["C1", "C2", "C3", "C4"]);
+    // Kept and stamped ended: their retention runs from now.
+    for (const row of (await rows(h)).filter((r) => crashed.includes(r.session_pid))) {
+      assertMatch(String(row.ended_at), /^\d{4}-/);
+    }
+  });
+
+  await t.step("--older-than 7d never shortens retention", async () => {
+    const p = await prune(["--older-than", "7d"]);
+    assertEquals([p.retained, p.removed.length], [4, 0]);
+    const zero = await prune(["--older-than", "0s"]);
+    assertEquals([zero.retained, zero.removed.length], [4, 0]);
+    assertEquals(await relaunchable(), ["C1", "C2", "C3", "C4"]);
+  });
+
+  await t.step("text output says how many were kept for roster restore", async () => {
+    const r = await roster(["prune", "--home", h]);
+    assertMatch(r.stdout, /4 crashed kept for roster restore/);
+  });
+
+  await t.step("--include-crashed names them: removed", async () => {
+    const dry = await prune(["--include-crashed", "--dry-run"]);
+    assertEquals([dry.retained, dry.dead_removed], [0, 4]);
+    assertEquals(await relaunchable(), ["C1", "C2", "C3", "C4"], "a dry run removes nothing");
+  });
+
+  await t.step("past retention: removed by a plain prune", async () => {
+    const p = await prune([], { ROSTER_RETENTION: "1ms" });
+    assertEquals([p.retained, p.dead_removed], [0, 4]);
+    assertEquals(await relaunchable(), []);
+  });
+});
+
+Deno.test("doctor's advice for a malformed record removes that file only", async () => {
+  await using tmp = await tempDir();
+  const h = tmp.path;
+  const crashedOne = await session(h, "K1", true);
+  const other = `${h}/sessions/other-host`;
+  Deno.mkdirSync(other, { mode: 0o700 });
+  // Another host's session, under the same pid: its row is unknown (other-host).
+  const otherRecord = `${other}/${crashedOne.pid}.json`;
+  Deno.writeTextFileSync(
+    otherRecord,
+    Deno.readTextFileSync(`${hostDir(h)}/${crashedOne.pid}.json`).replace(
+      /"host": "[^"]*"/,
+      '"host": "other-host"',
+    ),
+  );
+  Deno.chmodSync(otherRecord, 0o600);
+  const torn = `${hostDir(h)}/12345.json`;
+  Deno.writeTextFileSync(torn, "{ torn");
+  Deno.chmodSync(torn, 0o600);
+  const r = await roster(["doctor", "--home", h, "--json"]);
+  const problems = (JSON.parse(r.stdout) as { problems: { what: string; advice: string }[] })
+    .problems;
+  const advice = problems.find((p) => /malformed/.test(p.what))!.advice;
+  assertEquals(advice, `Remove it with: rm -- '${torn}'`);
+  const cmd = advice.slice("Remove it with: ".length);
+  const done = await new Deno.Command("sh", { args: ["-c", cmd] }).output();
+  assert(done.success);
+  assert(!exists(torn), "the malformed file is gone");
+  assert(exists(otherRecord), "another host's row is kept");
+  assert(exists(`${hostDir(h)}/${crashedOne.pid}.json`), "the crashed row is kept");
 });

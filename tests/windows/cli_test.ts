@@ -68,6 +68,8 @@ Deno.test({
         await ping.kill();
         const dead = rowOf(await json<Row[]>(home, ["list", "--all"]), ping.pid);
         assertEquals(dead?.liveness, "dead");
+        // No harness runs it (ping, no agent): no restore could bring it back, so a plain prune
+        // removes it (a crashed agent session's row is kept for the retention window).
         const pruned = await json<{ removed: Row[] }>(home, ["prune"]);
         assert(pruned.removed.some((r) => r.session_pid === ping.pid), JSON.stringify(pruned));
         assertEquals(rowOf(await json<Row[]>(home, ["list", "--all"]), ping.pid), undefined);

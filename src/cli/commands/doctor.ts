@@ -22,6 +22,25 @@ import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
 import { printable } from "../terminal.ts";
 
+/** How many malformed files doctor's advice names, each by its path. */
+const MALFORMED_NAMED = 5;
+
+/** A shell word: single-quoted, as sh and PowerShell both read it. */
+const quoted = (s: string) =>
+  Deno.build.os === "windows" ? `'${s.replaceAll("'", "''")}'` : `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * The advice for malformed files: remove exactly those, each by its path. Never a prune: its
+ * --older-than also removes other hosts' unknown rows and the sessions a shared server hosts.
+ */
+function removeAdvice(paths: string[], total: number): string {
+  const rm = Deno.build.os === "windows" ? "Remove-Item -LiteralPath" : "rm --";
+  const more = total - paths.length;
+  return `Remove ${total === 1 ? "it" : "each"} with: ` +
+    paths.map((p) => `${rm} ${quoted(p)}`).join("; ") +
+    (more > 0 ? `; and ${more} more (roster list --state unknown --json shows each path)` : "");
+}
+
 interface Problem {
   what: string;
   advice: string;
@@ -136,13 +155,14 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
   // Boots of records that share this host's name and machine id but that this machine never
   // ran (identity/liveness.ts bootVerdict): a clone of its image sharing the home.
   const cloneBoots = new Set<string>();
+  const malformed: string[] = [];
   // The reader is careful with every file (a hostile one is a malformed row), so a home with
   // a problem is still counted.
   if (exists && homeProblem !== "not a directory") {
     try {
       forEachRow(resolved.path, judge, (row) => {
         store[row.liveness]++;
-        if (row.malformed) store.malformed++;
+        if (row.malformed && ++store.malformed <= MALFORMED_NAMED) malformed.push(row.path);
         if (
           row.reason === "other-host" && here.machineId && row.machine_id === here.machineId &&
           row.host === here.host && row.os === here.os && row.boot_id !== null &&
@@ -175,7 +195,7 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
     problems.push({
       what:
         `${store.malformed} malformed record(s) in the store (roster list shows each with its detail)`,
-      advice: "Remove them with: roster prune --older-than 1s",
+      advice: removeAdvice(malformed, store.malformed),
     });
   }
 

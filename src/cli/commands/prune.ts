@@ -1,9 +1,12 @@
 /**
- * `roster prune`: remove ended records always (unless a continuation holds them), parked and
- * unknown ones only past an explicit age; list what was removed. The removed rows wait in
+ * `roster prune`: remove ended records no restore needs (unless a continuation holds them),
+ * crashed ones a restore could bring back only past retention or with `--include-crashed`,
+ * parked and unknown ones only past an explicit age; list what was removed. The removed rows wait in
  * order as text (../ordered.ts), so a prune of any size reports every one of them in memory
  * bounded by a row.
  */
+import { retentionMs } from "../../registry/lifecycle.ts";
+import { whyNotRestorable } from "../../registry/restorable.ts";
 import type { Row } from "../../registry/row.ts";
 import { prune } from "../../registry/scan.ts";
 import { parseDuration } from "../../time.ts";
@@ -21,6 +24,10 @@ const writeElement = (row: Row, buf: Uint8Array, at: number) => writeJsonElement
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const older = args.get("older-than");
   const olderThanMs = older === undefined ? null : parseDuration(older, "--older-than", true);
+  const includeCrashed = args.has("include-crashed");
+  // Read first: a bad $ROSTER_RETENTION is a usage error before any removal.
+  const retention = retentionMs((n) => Deno.env.get(n));
+  const now = Date.now();
   const dryRun = args.has("dry-run");
   const quiet = !ctx.json && args.has("quiet");
   using removed = new Ordered();
@@ -38,10 +45,12 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const counts = await prune(
     ctx.home,
     await ctx.judge(),
-    olderThanMs,
+    { olderThanMs, includeCrashed },
     dryRun,
     heldByContinuation,
+    (row) => whyNotRestorable(row, now, retention) === null,
     onRemoved,
+    now,
   );
   const write = (bytes: Uint8Array) => ctx.stdout.bytes(bytes);
   if (ctx.json) {
@@ -61,8 +70,9 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   ctx.out(
     `${verb} ${removed.size} record${removed.size === 1 ? "" : "s"} ` +
       `(${counts.dead_removed} dead, ${counts.unknown_removed} unknown); kept ${counts.kept}` +
-      (counts.held || counts.parked
-        ? ` (${counts.held} held by a continuation, ${counts.parked} parked).`
+      (counts.held || counts.parked || counts.retained
+        ? ` (${counts.held} held by a continuation, ${counts.parked} parked, ` +
+          `${counts.retained} crashed kept for roster restore).`
         : "."),
   );
   if (removed.size > 0) {

@@ -1,10 +1,12 @@
 /**
  * Which sessions `roster restore` brings back, pure: every row of the store goes in, one
  * decision per interrupted session comes out (relaunch, or skip and why). A session is
- * restorable when it died without its end hook, was neither parked nor resumed nor ended on
- * its own, is within retention, has no newer record, and its harness can be told its id.
+ * restorable when its row is (registry/restorable.ts: died without its end hook, neither
+ * parked nor resumed nor ended on its own, within retention, its harness can be told its id),
+ * it runs nowhere again, and it has no newer record.
  */
 import { resumeCommand } from "../../registry/owner.ts";
+import { whyNotRestorable } from "../../registry/restorable.ts";
 import type { Row } from "../../registry/row.ts";
 import { parseTime } from "../../time.ts";
 
@@ -99,18 +101,9 @@ function decide(
     failures: attempts?.failures ?? 0,
   };
   const skip = (reason: string): Candidate => ({ ...base, action: "skip", reason });
-  if (row.reason === "parked") return skip("parked: set aside on purpose");
-  if (row.successor) {
-    return skip(`resumed: continued by pid ${row.successor.pid}`);
-  }
-  if (row.reason === "resumed") return skip("resumed");
-  if (row.liveness === "unknown") return skip("hosted: its server still runs");
-  if (row.ended_reason?.startsWith("exit:")) {
-    return skip(`ended on its own (${row.ended_reason})`);
-  }
-  const ended = parseTime(row.ended_at ?? "");
-  if (ended !== null && sel.now - ended > sel.retentionMs) return skip("past retention");
-  if ("problem" in resume) return skip(resume.problem);
+  // The row's own part of the rule, which prune keeps rows by too.
+  const why = whyNotRestorable(row, sel.now, sel.retentionMs);
+  if (why !== null) return skip(why);
   const running = live.get(row.session_id!);
   if (running) return skip(`running again as pid ${running.session_pid}`);
   const newer = seen.get(row.session_id!);
