@@ -17,6 +17,7 @@ export interface ProcessSession {
   host: string;
   machine_id?: string | null;
   pid_ns?: string | null;
+  os?: string | null;
   session_id: string | null;
 }
 
@@ -105,6 +106,7 @@ export function sessionLifecycle(
       host: record.host,
       machine_id: record.machine_id,
       pid_ns: record.pid_ns,
+      os: record.os,
       session_id: link.session_id,
     }, judge);
     successor = { link, row: next === null ? null : toRow(next, judge, true) };

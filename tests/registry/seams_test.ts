@@ -247,7 +247,8 @@ Deno.test("doctor's advice for a malformed record removes that file only", async
   await using tmp = await tempDir();
   const h = tmp.path;
   const crashedOne = await session(h, "K1", true);
-  const other = `${h}/sessions/other-host`;
+  // This place's directory, but another host's: the same machine and namespace, another name.
+  const other = hostDir(h).replace(/\/[^/~]+~([^/]+)$/, "/other-host~$1");
   Deno.mkdirSync(other, { mode: 0o700 });
   // Another host's session, under the same pid: its row is unknown (other-host).
   const otherRecord = `${other}/${crashedOne.pid}.json`;
