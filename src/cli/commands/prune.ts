@@ -1,9 +1,9 @@
 /**
  * `roster prune`: remove ended records no restore needs (unless a continuation holds them),
  * crashed ones a restore could bring back only past retention or with `--include-crashed`,
- * parked and unknown ones only past an explicit age; list what was removed. The removed rows wait in
- * order as text (../ordered.ts), so a prune of any size reports every one of them in memory
- * bounded by a row.
+ * parked and unknown ones only past an explicit age; list what was removed. The removed rows
+ * wait in order as text (../ordered.ts), so a prune of any size reports every one of them in
+ * memory bounded by a row.
  */
 import { retentionMs } from "../../registry/lifecycle.ts";
 import { whyNotRestorable } from "../../registry/restorable.ts";
