@@ -194,7 +194,6 @@ const RULES: { name: string; pending?: string; run: (home: string) => Promise<vo
   },
   {
     name: "ended: a crashed row within retention is kept by prune",
-    pending: "issue 22 item 3 (prune keeps restorable rows within retention) has not landed yet",
     async run(h) {
       const pid = await deadSession(h, "E");
       assertEquals((await cli(h, ["prune"])).code, 0);
