@@ -132,6 +132,9 @@ export function placeVerdict(identity: ProcessIdentity, here: HostIdentity): Ver
   }
   if (differ(identity.pid_ns, here.pidNs)) return { liveness: "unknown", reason: "other-pid-ns" };
   if (differ(identity.boot_id, here.bootId)) return bootVerdict(identity, here);
+  // A boot id this process cannot read (a /proc mounted subset=pid, a FIFO planted at it) cannot
+  // say the record is of this boot: a clone's live session must not be probed here and pruned.
+  if (identity.boot_id != null && here.bootId == null) return UNVERIFIABLE;
   return null;
 }
 

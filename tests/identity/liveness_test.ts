@@ -69,8 +69,12 @@ Deno.test("liveness matrix", async (t) => {
       }),
   );
   await t.step(
-    "no boot id here: judged by token alone",
-    () => assertEquals(run(rec, exists(), { host: "h", bootId: null }).reason, "running"),
+    "no boot id here: a record without one is judged by token alone",
+    () =>
+      assertEquals(
+        run({ ...rec, boot_id: null }, exists(), { host: "h", bootId: null }).reason,
+        "running",
+      ),
   );
   await t.step("other host is unknown and never probed", () => {
     let probed = false;
@@ -303,6 +307,17 @@ Deno.test("clones of one image: another boot is a reboot only if this machine ra
       run(theirs, { kind: "gone" }, { ...host, pastBoots: () => null }).liveness,
       "unknown",
     );
+  });
+  await t.step("a boot id that cannot be read here: unknown, never probed (retest F2)", () => {
+    const blind = { ...host, bootId: null, pastBoots: history("B1") };
+    const probed = () => {
+      throw new Error("probed");
+    };
+    const look = { probe: probed, compareTokens: exactTokens, exitedBefore: () => true };
+    for (const r of [theirs, { ...theirs, boot_id: "B1" }]) {
+      assertEquals(judgeLiveness(r, blind, look), { liveness: "unknown", reason: "unverifiable" });
+    }
+    assertEquals(run({ ...theirs, boot_id: null }, { kind: "gone" }, blind).reason, "exited");
   });
   await t.step("a record from before histories (no os), or no history kept: as before", () => {
     const { os: _os, ...older } = theirs;
