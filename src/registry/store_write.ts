@@ -88,6 +88,12 @@ export async function writeRecord(
     // decided of this process: parked stays parked until `park --undo` or `resume`.
     if (typeof before === "object" && "refreshed" in before) {
       written = keptOnRefresh(before.refreshed, record);
+    } else if (before === "new") {
+      // The first write under places/ of a session an older layout holds: what was decided of
+      // it there (parked, its successor, a continuation, its activity) moves with it, before
+      // retireOldCopy removes the old copy.
+      const oldCopy = readOldCopy(root, record, name);
+      if (oldCopy !== null) written = keptOnRefresh(oldCopy, record);
     }
     // No fsync: only a power loss could tear this write, and a power loss ends the session
     // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
@@ -197,10 +203,7 @@ function cleanUp(
  * where it is, read and pruned as before. Best effort.
  */
 async function retireOldCopy(root: string, record: SessionRecord, name: string) {
-  const same = (e: Entry | null) =>
-    e !== null && e.ok && e.record.session_pid === record.session_pid &&
-    e.record.start_token === record.start_token && e.record.boot_id === record.boot_id &&
-    e.record.machine_id === record.machine_id && e.record.pid_ns === record.pid_ns;
+  const same = (e: Entry | null) => sameProcess(e, record);
   for (const oldName of placeDirNames(placeOf(record)).slice(1)) {
     try {
       const dir = placeDirIn(root, oldName, false);
@@ -211,6 +214,25 @@ async function retireOldCopy(root: string, record: SessionRecord, name: string) 
       });
     } catch { /* best effort: the old copy reads as the same session until pruned */ }
   }
+}
+
+/** Whether `e` is a record of the process `record` registers (pid, start token, boot, place). */
+function sameProcess(e: Entry | null, record: SessionRecord): e is Entry & { ok: true } {
+  return e !== null && e.ok && e.record.session_pid === record.session_pid &&
+    e.record.start_token === record.start_token && e.record.boot_id === record.boot_id &&
+    e.record.machine_id === record.machine_id && e.record.pid_ns === record.pid_ns;
+}
+
+/** The copy an older layout holds of the process `record` registers, newest layout first. */
+function readOldCopy(root: string, record: SessionRecord, name: string): SessionRecord | null {
+  for (const oldName of placeDirNames(placeOf(record)).slice(1)) {
+    try {
+      const dir = placeDirIn(root, oldName, false);
+      const entry = dir === null ? null : readEntry(dir, oldName, name);
+      if (sameProcess(entry, record)) return entry.record;
+    } catch { /* unreadable: registered as new, as before */ }
+  }
+  return null;
 }
 
 /**

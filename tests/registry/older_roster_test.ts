@@ -93,3 +93,36 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "moving from an older layout keeps what was decided of a session (retest F3)",
+  ignore: !HAVE_HISTORY || Deno.build.os !== "linux",
+  async fn(t) {
+    for (const o of OLDER) {
+      await t.step(`parked under ${o.name}, registered again here: still parked`, async () => {
+        await using s = spawnSleeper();
+        await using dir = await tempDir();
+        const tree = `${dir.path}/older`;
+        Deno.mkdirSync(tree);
+        await unpack(o.commit, tree);
+        const home = `${dir.path}/home`;
+        const pid = String(s.pid);
+        for (
+          const args of [["register", "--pid", pid, "--session-id", "s1"], ["park", "--pid", pid]]
+        ) {
+          const r = await older(tree, [...args, "--home", home]);
+          assertEquals(r.code, 0, r.stderr);
+        }
+        const parked = await rosterJson<Row[]>(home, ["list", "--all"]);
+        assertEquals(parked.map((r) => [r.session_pid, r.reason]), [[s.pid, "parked"]]);
+        const parkedAt = parked[0].parked_at;
+        await rosterJson<Row>(home, ["register", "--pid", pid, "--session-id", "s1"]);
+        const rows = await rosterJson<Row[]>(home, ["list", "--all"]);
+        assertEquals(
+          rows.map((r) => [r.session_pid, r.reason, r.parked_at, r.path.includes("/places/")]),
+          [[s.pid, "parked", parkedAt, true]],
+        );
+      });
+    }
+  },
+});
