@@ -103,7 +103,8 @@ export class Context {
         }
         return boots;
       };
-      const here = { ...hostIdentity(b, this.#host), pastBoots };
+      const bootStartedMs = () => b.bootTimeMs?.() ?? null;
+      const here = { ...hostIdentity(b, this.#host), pastBoots, bootStartedMs };
       return new LivenessJudge(b, here, declaredSessions());
     });
   }

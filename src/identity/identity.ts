@@ -36,6 +36,11 @@ export interface HostIdentity {
    * boot is then taken as this machine's past, as before histories).
    */
   pastBoots?: () => ReadonlySet<string> | null;
+  /**
+   * When this boot started (epoch ms; Linux's btime), read when first asked; null or absent
+   * when unknown. Asked only of a record from before histories (no `os`) of another boot.
+   */
+  bootStartedMs?: () => number | null;
 }
 
 /**

@@ -101,7 +101,7 @@ const NO_SESSIONS: ReadonlySet<string> = new Set();
  * caller's harness declares (ownSessionVerdict).
  */
 export function judgeLiveness(
-  identity: ProcessIdentity & { session_id?: string | null },
+  identity: ProcessIdentity & Written & { session_id?: string | null },
   here: HostIdentity,
   look: ProcessLook,
   declared: ReadonlySet<string> = NO_SESSIONS,
@@ -120,7 +120,10 @@ export function judgeLiveness(
  * Pure, judgeLiveness's first half: the verdict where `identity` is not of this host, pid
  * namespace or boot; null where a probe of its pid must say.
  */
-export function placeVerdict(identity: ProcessIdentity, here: HostIdentity): Verdict | null {
+export function placeVerdict(
+  identity: ProcessIdentity & Written,
+  here: HostIdentity,
+): Verdict | null {
   // Another host: by name, or the same name on another machine or OS (Windows and the WSL2
   // beside it share a hostname): its pids mean nothing here, and neither do those of another
   // pid namespace (a container sharing the home, a sandbox).
@@ -138,19 +141,48 @@ export function placeVerdict(identity: ProcessIdentity, here: HostIdentity): Ver
   return null;
 }
 
+/** When a record was last written: its registration (a refresh renews it) and its activity. */
+export interface Written {
+  registered_at?: string | null;
+  activity_at?: string | null;
+}
+
 /**
  * Pure: the verdict on a record of another boot of this host and machine id. It is this
  * machine's past, so it rebooted, only where this machine's boot history holds the record's
  * boot: clones of one image share a hostname and machine id, and one's boot is never in the
- * other's history (issue 24 item 7). A record from before histories (no `os`: older rosters
- * kept none) and a caller that keeps none are judged as before.
+ * other's history (issue 24 item 7). A record from before histories (no `os`: an older roster
+ * wrote it, perhaps a clone's still running one) is this machine's past also where it was last
+ * written before this boot started: a crash before an upgrade is restored, a clone's live
+ * session is not called rebooted. A caller that keeps no history, and an identity that is not
+ * a record, are judged as before.
  */
-export function bootVerdict(identity: ProcessIdentity, here: HostIdentity): Verdict {
-  if (here.pastBoots === undefined || identity.os == null) return REBOOTED;
+export function bootVerdict(
+  identity: ProcessIdentity & Written,
+  here: HostIdentity,
+): Verdict {
+  if (here.pastBoots === undefined) return REBOOTED;
+  // Not a record (a dispatch lock's owner, a plan's session: os-less by design, a ledger being
+  // one host's): judged as before.
+  if (identity.os == null && identity.registered_at === undefined) return REBOOTED;
   const seen = here.pastBoots();
-  return seen !== null && identity.boot_id != null && seen.has(identity.boot_id)
-    ? REBOOTED
-    : OTHER_HOST;
+  if (seen !== null && identity.boot_id != null && seen.has(identity.boot_id)) return REBOOTED;
+  if (identity.os == null) {
+    const written = lastWrittenMs(identity);
+    const booted = written === null ? null : here.bootStartedMs?.() ?? null;
+    if (written !== null && booted !== null && written < booted) return REBOOTED;
+  }
+  return OTHER_HOST;
+}
+
+/** Pure: the newest of a record's registration and activity times, epoch ms; null if neither. */
+function lastWrittenMs(w: Written): number | null {
+  let newest: number | null = null;
+  for (const at of [w.registered_at, w.activity_at]) {
+    const ms = at == null ? NaN : Date.parse(at);
+    if (!Number.isNaN(ms) && (newest === null || ms > newest)) newest = ms;
+  }
+  return newest;
 }
 
 /**
@@ -229,7 +261,10 @@ export class LivenessJudge {
   ) {}
 
   /** The verdict on `identity`; `fresh` probes again rather than reuse this call's answer. */
-  verdict(identity: ProcessIdentity & { session_id?: string | null }, fresh = false): Verdict {
+  verdict(
+    identity: ProcessIdentity & Written & { session_id?: string | null },
+    fresh = false,
+  ): Verdict {
     // Never `own-session` here: only the registry knows whether a record of a declared id
     // has ended or is the newest of its id (registry/lifecycle.ts ownSessionOf).
     return judgeLiveness(identity, this.here, fresh ? this.#fresh : this.#cached);

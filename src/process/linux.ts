@@ -593,6 +593,10 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
     name: "linux",
     probe,
     bootId,
+    bootTimeMs: () => {
+      const boot = btime();
+      return boot === null ? null : boot * 1000;
+    },
     machineId,
     pidNamespace,
     procForeign,

@@ -43,6 +43,8 @@ export interface ProcessBackend {
   probe(pid: number): Probe;
   /** Identifies the current boot (Linux boot_id), or null where the OS has none. */
   bootId(): string | null;
+  /** When this boot started, epoch ms (Linux /proc/stat btime); absent or null where unknown. */
+  bootTimeMs?(): number | null;
   /** Identifies the machine (Linux /etc/machine-id); absent or null where unknown. */
   machineId?(): string | null;
   /** Identifies the pid namespace (Linux `pid:[N]`); absent or null where there is none. */

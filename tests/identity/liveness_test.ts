@@ -319,9 +319,53 @@ Deno.test("clones of one image: another boot is a reboot only if this machine ra
     }
     assertEquals(run({ ...theirs, boot_id: null }, { kind: "gone" }, blind).reason, "exited");
   });
-  await t.step("a record from before histories (no os), or no history kept: as before", () => {
-    const { os: _os, ...older } = theirs;
-    assertEquals(run(older, exists(), { ...host, pastBoots: history("B1") }), REBOOTED);
+  await t.step("no history kept by the caller: another boot is a reboot, as before", () => {
     assertEquals(run(theirs, exists(), host), REBOOTED);
+  });
+  await t.step("a record from before histories (no os): a reboot only if proven (F1)", () => {
+    const { os: _os, ...older } = theirs;
+    const booted = Date.parse("2026-12-02T12:00:00Z");
+    const at = (registered_at: string, activity_at: string | null = null) => ({
+      ...older,
+      registered_at,
+      activity_at,
+    });
+    const clone = { ...host, pastBoots: history("B1"), bootStartedMs: () => booted };
+    // Written since this boot began: a clone's older roster, still running there.
+    const unknown = { liveness: "unknown", reason: "other-host" };
+    assertEquals(run(at("2026-12-02T12:30:00Z"), { kind: "gone" }, clone), unknown);
+    assertEquals(
+      run(at("2026-12-02T11:00:00Z", "2026-12-02T12:30:00Z"), { kind: "gone" }, clone),
+      unknown,
+    );
+    // Written before this boot began: this machine's past, its sessions restorable.
+    assertEquals(run(at("2026-12-02T11:00:00Z"), exists(), clone), REBOOTED);
+    // In this machine's history: rebooted, whenever written.
+    const ran = { ...clone, pastBoots: history("B0", "B1") };
+    assertEquals(run(at("2026-12-02T12:30:00Z"), exists(), ran), REBOOTED);
+    // Neither time nor boot time known: unproven.
+    assertEquals(run({ ...older, registered_at: null }, { kind: "gone" }, clone), unknown);
+    // Not a record (a lock owner, a plan's session: os-less by design): as before.
+    assertEquals(run(older, exists(), clone), REBOOTED);
+    const noBoot = { ...clone, bootStartedMs: () => null };
+    assertEquals(run(at("2026-12-02T11:00:00Z"), { kind: "gone" }, noBoot), unknown);
+  });
+  await t.step("the boot's start is read only for an os-less record of another boot", () => {
+    let asked = 0;
+    const counting = {
+      ...host,
+      pastBoots: history("B0", "B1"),
+      bootStartedMs: () => (asked++, 0),
+    };
+    const { os: _os, ...older } = theirs;
+    run(theirs, exists(), counting);
+    run({ ...theirs, boot_id: "B1" }, exists(), counting);
+    run(older, exists(), counting);
+    for (const boot_id of ["B0", "B1"]) {
+      run({ ...older, registered_at: "2026-12-02T11:00:00Z", boot_id }, exists(), counting);
+    }
+    assertEquals(asked, 0);
+    run({ ...older, registered_at: "2026-12-02T11:00:00Z", boot_id: "B9" }, exists(), counting);
+    assertEquals(asked, 1);
   });
 });

@@ -94,3 +94,56 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name: "an older roster's records of another boot: a reboot only if proven (retest F1)",
+  ignore: Deno.build.os !== "linux",
+  async fn(t) {
+    await using dir = await tempDir();
+    const home = `${dir.path}/home`;
+    const env = { ROSTER_BOOT_HISTORY: `${dir.path}/boots` };
+    await using s = spawnSleeper();
+    const own = await rosterJson<Row>(home, ["register", "--pid", String(s.pid)], { env });
+    // Where roster e5ac3c4 files this place (sessions/<host>~<machine>.<pid ns>/): its records
+    // carry no `os` and no boot it ran is in this machine's history.
+    const place = own.path.slice(0, own.path.lastIndexOf("/"));
+    const older = place.replace("/places/", "/sessions/");
+    Deno.mkdirSync(older, { recursive: true, mode: 0o700 });
+    const { os: _os, ...base } = recordOf(own);
+    const session = (pid: number, registered_at: string) => ({
+      ...base,
+      session_pid: pid,
+      boot_id: CLONE_BOOT,
+      agent: "claude",
+      session_id: `0000000${pid % 10}-1111-4222-8333-444444444444`,
+      registered_at,
+    });
+    // A clone's session, registered since this machine booted: it may well run there.
+    writeJson(`${older}/${NO_PID}.json`, session(NO_PID, new Date().toISOString()));
+    // This machine's crashed session from before an upgrade and a reboot: written before boot.
+    writeJson(`${older}/${NO_PID + 1}.json`, session(NO_PID + 1, "2001-01-01T00:00:00.000Z"));
+    const judged = async () =>
+      (await rosterJson<Row[]>(home, ["list", "--all"], { env }))
+        .filter((r) => r.session_pid !== s.pid)
+        .map((r) => [r.session_pid, r.liveness, r.reason])
+        .sort();
+    await t.step("written since this boot: unknown (other-host), kept by prune", async () => {
+      assertEquals(await judged(), [
+        [NO_PID, "unknown", "other-host"],
+        [NO_PID + 1, "dead", "rebooted"],
+      ]);
+      for (const args of [["prune"], ["prune", "--older-than", "7d"]]) {
+        const r = await roster([...args, "--home", home], { env });
+        assertEquals(r.code, 0, r.stderr);
+      }
+      assert(Deno.statSync(`${older}/${NO_PID}.json`).isFile);
+    });
+    await t.step("written before this boot: rebooted, and restore finds it", async () => {
+      const r = await roster(["restore", "--dry-run", "--json", "--home", home], { env });
+      assertEquals(r.code, 0, r.stderr);
+      // Found (relaunched, or skipped where the harness is not on PATH), and only that one.
+      const plan = JSON.parse(r.stdout) as { session_pid: number }[];
+      assertEquals(plan.map((p) => p.session_pid), [NO_PID + 1], r.stdout);
+    });
+  },
+});
