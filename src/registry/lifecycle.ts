@@ -106,7 +106,8 @@ export interface PruneBounds {
  * Prune's choice: an ended row goes, except one a continuation still holds and one a restore
  * could bring back (`restorable`: registry/restorable.ts, which counts retention), kept until
  * it is past retention or `includeCrashed` names them; a parked row (set aside on purpose) and
- * an unknown one only past `olderThanMs`, which never shortens retention.
+ * an unknown one only past `olderThanMs` (from its registration or its activity, the newer),
+ * which never shortens retention.
  */
 export function pruneAction(
   row: Row,
@@ -124,7 +125,13 @@ export function pruneAction(
     if (held(row)) return "held";
     return !bounds.includeCrashed && restorable(row) ? "retained" : "remove";
   }
-  if (row.liveness === "unknown") return old(row.registered_at) ? "remove" : "keep";
+  // An unknown row's age counts from the last sign of its session: a session of another host
+  // or namespace that is working (its activity hooks write activity_at) is not old.
+  if (row.liveness === "unknown") {
+    return old(row.registered_at) && (row.activity_at == null || old(row.activity_at))
+      ? "remove"
+      : "keep";
+  }
   return "keep";
 }
 

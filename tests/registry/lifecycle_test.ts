@@ -311,3 +311,40 @@ Deno.test("park and resume: parked is never live; resume links the chain", async
     await second.kill();
   }
 });
+
+Deno.test("prune --older-than ages an unknown row by its newest sign of life (retest F5)", async (t) => {
+  await using home = await tempDir();
+  await using s = spawnSleeper();
+  const own = await rosterJson<Row>(home.path, ["register", "--pid", String(s.pid)]);
+  // Another host's session sharing the home: unknown here, registered 8 days ago.
+  const dir = `${home.path}/sessions/elsewhere`;
+  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const week = new Date(Date.now() - 8 * 86_400_000).toISOString();
+  const plant = (pid: number, activity_at: string | null) => {
+    const {
+      liveness: _l,
+      reason: _r,
+      path: _p,
+      malformed: _m,
+      detail: _d,
+      predecessor: _q,
+      ...rec
+    } = own;
+    writeJson(`${dir}/${pid}.json`, {
+      ...rec,
+      session_pid: pid,
+      host: "elsewhere",
+      registered_at: week,
+      activity: activity_at === null ? null : "working",
+      activity_at,
+    });
+  };
+  plant(4_200_001, new Date().toISOString());
+  plant(4_200_002, week);
+  plant(4_200_003, null);
+  await t.step("a working one is kept; idle ones as old as the bound are removed", async () => {
+    const r = await rosterJson<{ removed: Row[] }>(home.path, ["prune", "--older-than", "7d"]);
+    assertEquals(r.removed.map((x) => x.session_pid).sort(), [4_200_002, 4_200_003]);
+    assert(exists(`${dir}/4200001.json`));
+  });
+});
