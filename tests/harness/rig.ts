@@ -3,7 +3,7 @@
  * HOME holding the recipes from docs/hooks.md as written, a `roster` in ~/.local/bin that runs
  * this checkout, and the harness pointed at the stand-in model in model_server.ts.
  */
-import { cliArgs, type CliResult, roster, run } from "../helpers.ts";
+import { BOUND_SCALE, cliArgs, type CliResult, roster, run } from "../helpers.ts";
 import { recipe, shq } from "../recipes/harness.ts";
 import { type ModelServer, startModelServer } from "./model_server.ts";
 import type { Row } from "../../src/registry/row.ts";
@@ -36,14 +36,18 @@ export function harnessBin(name: HarnessName): string {
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
-/** Polls `fn` until it returns a value that is not null/false, or throws after `ms`. */
+/**
+ * Polls `fn` until it returns a value that is not null/false, or throws after `ms` times
+ * $ROSTER_TEST_BOUND_SCALE: a bound catches a hang, and a host the load drill makes busy is
+ * not one (a SIGKILLed Claude Code took over 60 s to be gone there).
+ */
 export async function waitFor<T>(
   what: string,
   fn: () => T | null | false | undefined | Promise<T | null | false | undefined>,
   ms = 60_000,
   every = 250,
 ): Promise<T> {
-  const deadline = Date.now() + ms;
+  const deadline = Date.now() + ms * BOUND_SCALE;
   let last: unknown;
   for (;;) {
     try {
