@@ -47,22 +47,9 @@ export async function quit(pane: Pane, kit: Kit, owner: ProcInfo): Promise<void>
   await gone(owner.pid);
 }
 
-/**
- * Waits until the process has exited (its pane may linger): gone from /proc, or a zombie, which
- * has exited and waits only for its parent to reap it (a SIGKILLed Claude Code stayed one past
- * the bound in CI).
- */
+/** Waits until the process is gone (its pane may linger). */
 export function gone(pid: number, ms = 60_000): Promise<true> {
-  return waitFor(`pid ${pid} to exit`, () => proc(pid) === null || zombie(pid), ms);
-}
-
-function zombie(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
-  } catch {
-    return true;
-  }
+  return waitFor(`pid ${pid} to exit`, () => proc(pid) === null, ms);
 }
 
 export function rowOf(rows: Row[], pid: number): Row | undefined {
