@@ -158,34 +158,16 @@ export async function roster(args: string[], opts: CliOptions = {}): Promise<Cli
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const run = (async () => {
-    if (opts.stdin !== undefined) {
+  const out = await outputWithin(
+    child,
+    timeoutMs,
+    `roster ${args.join(" ")}`,
+    opts.stdin === undefined ? undefined : async () => {
       const w = child.stdin.getWriter();
       await w.write(new TextEncoder().encode(opts.stdin));
       await w.close();
-    }
-    return await child.output();
-  })();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<"expired">((ok) => {
-    timer = setTimeout(() => ok("expired"), timeoutMs);
-  });
-  const out = await Promise.race([run, expired]).finally(() => clearTimeout(timer));
-  if (out === "expired") {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* it finished just now */ }
-    await child.status;
-    // Its pipes close with it (unless a grandchild holds them): give the reads a moment.
-    let grace: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      run.catch(() => {}),
-      new Promise((ok) => grace = setTimeout(ok, 1_000)),
-    ]).finally(() => clearTimeout(grace));
-    throw new Error(
-      `roster ${args.join(" ")} did not finish within ${timeoutMs} ms: killed with SIGKILL`,
-    );
-  }
+    },
+  );
   const dec = new TextDecoder();
   const result = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
   // Every JSON output the suite produces is checked against its schema (tests/schema.ts).
@@ -201,8 +183,9 @@ export async function run(
   args: string[],
   env: Record<string, string>,
   cwd?: string,
+  boundMs?: number,
 ): Promise<CliResult> {
-  const out = await new Deno.Command(cmd, {
+  const child = new Deno.Command(cmd, {
     args,
     env,
     clearEnv: true,
@@ -210,9 +193,45 @@ export async function run(
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).spawn();
+  const out = boundMs === undefined
+    ? await child.output()
+    : await outputWithin(child, boundMs, [cmd, ...args].join(" "));
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/**
+ * `child`'s output, or an error naming `what` once `ms` passed: the child is SIGKILLed (a bound
+ * catches a hang; callers scale it with BOUND_SCALE). `feed` writes its stdin, if any.
+ */
+async function outputWithin(
+  child: Deno.ChildProcess,
+  ms: number,
+  what: string,
+  feed?: () => Promise<void>,
+): Promise<Deno.CommandOutput> {
+  const run = (async () => {
+    if (feed) await feed();
+    return await child.output();
+  })();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<"expired">((ok) => {
+    timer = setTimeout(() => ok("expired"), ms);
+  });
+  const out = await Promise.race([run, expired]).finally(() => clearTimeout(timer));
+  if (out !== "expired") return out;
+  try {
+    child.kill("SIGKILL");
+  } catch { /* it finished just now */ }
+  await child.status;
+  // Its pipes close with it (unless a grandchild holds them): give the reads a moment.
+  let grace: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    run.catch(() => {}),
+    new Promise((ok) => grace = setTimeout(ok, 1_000)),
+  ]).finally(() => clearTimeout(grace));
+  throw new Error(`${what} did not finish within ${ms} ms: killed with SIGKILL`);
 }
 
 /** Runs roster with `--home` and `--json` and parses stdout, failing loudly on a bad exit. */

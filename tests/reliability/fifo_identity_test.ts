@@ -5,7 +5,7 @@
  * that is not regular without opening it for reading: the command finishes, the identity unknown.
  */
 import { assert, assertEquals } from "../assert.ts";
-import { cleanEnv, cliArgs, DEFAULT_TIMEOUT_MS, spawnSleeper, tempDir } from "../helpers.ts";
+import { cleanEnv, cliArgs, DEFAULT_TIMEOUT_MS, run, spawnSleeper, tempDir } from "../helpers.ts";
 
 const ENV = { ...cleanEnv(), NO_COLOR: "1" };
 
@@ -21,36 +21,18 @@ function bwrapUsable(): boolean {
   }
 }
 
-/** `roster args` under bwrap with `fifo` bound over each of `over`; killed at the bound (a hang). */
-async function withFifoOver(fifo: string, over: string[], args: string[]) {
+/** `roster args` under bwrap with `fifo` bound over each of `over`; a hang fails at the bound. */
+function withFifoOver(fifo: string, over: string[], args: string[]) {
   const binds = over.flatMap((p) => ["--bind", fifo, p]);
-  const child = new Deno.Command("bwrap", {
-    // --die-with-parent: killing bwrap at the bound kills the roster stuck inside, which holds
-    // the pipes this test reads.
-    args: [
-      "--die-with-parent",
-      "--dev-bind",
-      "/",
-      "/",
-      ...binds,
-      Deno.execPath(),
-      ...cliArgs(args),
-    ],
-    env: ENV,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let hung = false;
-  const timer = setTimeout(() => {
-    hung = true;
-    child.kill("SIGKILL");
-  }, DEFAULT_TIMEOUT_MS);
-  const out = await child.output().finally(() => clearTimeout(timer));
-  assert(!hung, `roster ${args[0]} hung on a FIFO over ${over.join(", ")}`);
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  // --die-with-parent: killing bwrap at the bound kills the roster stuck inside, which holds
+  // the pipes this test reads.
+  return run(
+    "bwrap",
+    ["--die-with-parent", "--dev-bind", "/", "/", ...binds, Deno.execPath(), ...cliArgs(args)],
+    ENV,
+    undefined,
+    DEFAULT_TIMEOUT_MS,
+  );
 }
 
 const existing = (paths: string[]) =>

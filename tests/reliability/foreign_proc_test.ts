@@ -8,7 +8,7 @@
  */
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { canUnsharePid } from "../pidns.ts";
-import { cleanEnv, cliArgs, run, spawnSleeper, tempDir } from "../helpers.ts";
+import { cleanEnv, cliArgs, DEFAULT_TIMEOUT_MS, run, spawnSleeper, tempDir } from "../helpers.ts";
 import { linuxBackend, procShowsOwnNs } from "../../src/process/linux.ts";
 import { LivenessJudge } from "../../src/identity/liveness.ts";
 import { writeRecord } from "../../src/registry/store_write.ts";
@@ -40,21 +40,10 @@ Deno.test("procShowsOwnNs: only a /proc that proves it is the reader's namespace
 const ENV = { ...cleanEnv(), NO_COLOR: "1" };
 const rosterCmd = (args: string[]) => [Deno.execPath(), ...cliArgs(args)];
 
-/** Runs `prefix... roster args` to completion, killed after 60 s (a hang fails the test). */
-async function under(prefix: string[], args: string[]) {
+/** Runs `prefix... roster args` to completion; a hang fails the test at the bound. */
+function under(prefix: string[], args: string[]) {
   const [cmd, ...rest] = [...prefix, ...rosterCmd(args)];
-  const child = new Deno.Command(cmd, {
-    args: rest,
-    env: ENV,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  const out = await child.output().finally(() => clearTimeout(timer));
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  return run(cmd, rest, ENV, undefined, DEFAULT_TIMEOUT_MS);
 }
 
 function rowsOf(r: { code: number; stdout: string; stderr: string }): JsonRow[] {
