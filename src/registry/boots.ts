@@ -4,7 +4,8 @@
  * and machine id. A record of another boot is proven this machine's past only by this file.
  */
 import { envVar } from "../env.ts";
-import { openJudged, readSmallFile } from "../fs/read.ts";
+import { writeAll } from "../fs/io.ts";
+import { openRegular, readSmallFile } from "../fs/read.ts";
 import { createExclusive, writeAtomic } from "../fs/write.ts";
 
 /** The most boots the file keeps; past it, the older half is dropped. */
@@ -26,8 +27,11 @@ export function readBoots(path: string | null): string[] | null {
   if (path === null) return null;
   const file = readSmallFile(path, MAX_BOOTS * 80);
   if (file === null || !file.ok) return null;
-  return file.value.split("\n").filter((l) => BOOT_LINE.test(l));
+  return bootLines(file.value);
 }
+
+/** The boot ids of the file's text, one a line; anything else in it is ignored. */
+const bootLines = (text: string) => text.split("\n").filter((l) => BOOT_LINE.test(l));
 
 /**
  * Adds `bootId` to the file when it is not there yet (register calls it before it writes a
@@ -39,16 +43,14 @@ export function noteBoot(path: string | null, bootId: string | null) {
   try {
     const file = readSmallFile(path, MAX_BOOTS * 80);
     if (file !== null && !file.ok) return;
-    const boots = file === null ? [] : file.value.split("\n").filter((l) => BOOT_LINE.test(l));
+    const boots = file === null ? [] : bootLines(file.value);
     if (boots.includes(bootId)) return;
     if (file === null && createExclusive(path, `${bootId}\n`) !== null) return;
     if (boots.length >= MAX_BOOTS) {
       writeAtomic(path, [...boots.slice(-MAX_BOOTS / 2), bootId].join("\n") + "\n", false);
       return;
     }
-    const info = Deno.lstatSync(path);
-    if (info.isSymlink || !info.isFile) return;
-    using handle = openJudged(path, info, { append: true });
-    handle?.writeSync(new TextEncoder().encode(`${bootId}\n`));
+    using handle = openRegular(path, "boot history", { append: true });
+    if (handle !== null) writeAll(handle, `${bootId}\n`);
   } catch { /* best effort: a boot not noted reads as unproven, never as dead */ }
 }

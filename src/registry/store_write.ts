@@ -4,13 +4,14 @@
  * that every register does on the way, and the note `exec` adds when its session ends. Only
  * these commands load this module, the lock's and the sweep queue's (store.ts).
  */
+import { privateChild } from "../fs/dir.ts";
 import { join } from "../fs/path.ts";
 import { withLock, withLockIfFree } from "../fs/flock.ts";
 import { removeQuietly, writeAtomic } from "../fs/write.ts";
 import { type LivenessJudge, requireOwnProc } from "../identity/liveness.ts";
 import { RosterError } from "../errors.ts";
 import { pause } from "../pause.ts";
-import { placeDirNames, placeOf, recordName } from "./layout.ts";
+import { placeDirNames, placeOf, recordName, SESSIONS } from "./layout.ts";
 import { cleanupAction, DEFAULT_RETENTION_MS, endedName } from "./lifecycle.ts";
 import type { SessionRecord } from "./record.ts";
 import type { Row } from "./row.ts";
@@ -74,26 +75,30 @@ export async function writeRecord(
 ): Promise<{ path: string; record: SessionRecord }> {
   requireOwnProc(judge.backend, `register pid ${record.session_pid}`);
   const root = openStore(home, true)!;
-  // Before the record: every record's boot is then one this machine's history holds.
-  noteBoot(bootHistoryPath(), record.boot_id);
   const dirName = placeDirNames(placeOf(record))[0];
   const dir = placeDirIn(root, dirName, true)!;
   const name = fileOf(record);
   const path = join(dir, name);
   let written = record;
+  let oldCopy: OldCopy | null = null;
   await withLock(dir, () => {
     pause("register:after-lock", home);
     const before = moveAsideEnded(dir, dirName, name, record, judge, now);
+    oldCopy = findOldCopy(root, record, name);
+    // Before the record: every record's boot is then one this machine's history holds. A
+    // refresh has the same boot (moveAsideEnded compares it), noted when it was first written.
+    if (!(typeof before === "object" && "refreshed" in before)) {
+      noteBoot(bootHistoryPath(), record.boot_id);
+    }
     // A refresh (hooks register again on resume, /clear, compaction) keeps what the lifecycle
     // decided of this process: parked stays parked until `park --undo` or `resume`.
     if (typeof before === "object" && "refreshed" in before) {
       written = keptOnRefresh(before.refreshed, record);
-    } else if (before === "new") {
+    } else if (before === "new" && oldCopy !== null) {
       // The first write under places/ of a session an older layout holds: what was decided of
       // it there (parked, its successor, a continuation, its activity) moves with it, before
       // retireOldCopy removes the old copy.
-      const oldCopy = readOldCopy(root, record, name);
-      if (oldCopy !== null) written = keptOnRefresh(oldCopy, record);
+      written = keptOnRefresh(oldCopy.record, record);
     }
     // No fsync: only a power loss could tear this write, and a power loss ends the session
     // too, so the record would be dead anyway. It saves ~1.5 ms on every hook call.
@@ -127,7 +132,7 @@ export async function writeRecord(
   } catch { /* best effort: a failed cleanup never fails the registration */ }
   // Only once the new record is written: a register that failed (a lock it gave up on) must
   // not remove the copy that is then the session's only record.
-  await retireOldCopy(root, record, name);
+  if (oldCopy !== null) await retireOldCopy(oldCopy, record, name);
   return { path, record: written };
 }
 
@@ -194,26 +199,49 @@ function cleanUp(
   return "kept";
 }
 
+/** The copy an older layout holds of a process a register writes, and where it is. */
+interface OldCopy {
+  dir: string;
+  dirName: string;
+  record: SessionRecord;
+}
+
+/**
+ * The copy an older roster wrote of the process `record` registers (same pid, start token,
+ * boot, machine and pid namespace) in either of its older directories under sessions/, newest
+ * layout first; null when there is none, and at once when there is no sessions/ (one failed
+ * lookup on a hook's path, not one per older directory).
+ */
+function findOldCopy(root: string, record: SessionRecord, name: string): OldCopy | null {
+  try {
+    if (privateChild(root, SESSIONS, false) === null) return null;
+  } catch {
+    return null;
+  }
+  for (const dirName of placeDirNames(placeOf(record)).slice(1)) {
+    try {
+      const dir = placeDirIn(root, dirName, false);
+      const entry = dir === null ? null : readEntry(dir, dirName, name);
+      if (sameProcess(entry, record)) return { dir: dir!, dirName, record: entry.record };
+    } catch { /* unreadable: registered as new, as before */ }
+  }
+  return null;
+}
+
 /**
  * The migration from the older layouts under sessions/ (one directory per host, then per
  * place): once a session's record is written in its place's directory under places/, the copy
- * an older roster wrote of the same process (same pid, start token, boot, machine and pid
- * namespace) in either of its older directories is superseded, and removed under that
- * directory's lock. Any other record there (another namespace's, an ended session's) stays
- * where it is, read and pruned as before. Best effort.
+ * an older roster wrote of the same process is superseded, and removed under that directory's
+ * lock. Any other record there (another namespace's, an ended session's) stays where it is,
+ * read and pruned as before. Best effort.
  */
-async function retireOldCopy(root: string, record: SessionRecord, name: string) {
-  const same = (e: Entry | null) => sameProcess(e, record);
-  for (const oldName of placeDirNames(placeOf(record)).slice(1)) {
-    try {
-      const dir = placeDirIn(root, oldName, false);
-      if (dir === null || !same(readEntry(dir, oldName, name))) continue;
-      await withLock(dir, () => {
-        const entry = readEntry(dir, oldName, name);
-        if (same(entry)) removeQuietly(entry!.path);
-      });
-    } catch { /* best effort: the old copy reads as the same session until pruned */ }
-  }
+async function retireOldCopy(old: OldCopy, record: SessionRecord, name: string) {
+  try {
+    await withLock(old.dir, () => {
+      const entry = readEntry(old.dir, old.dirName, name);
+      if (sameProcess(entry, record)) removeQuietly(entry.path);
+    });
+  } catch { /* best effort: the old copy reads as the same session until pruned */ }
 }
 
 /** Whether `e` is a record of the process `record` registers (pid, start token, boot, place). */
@@ -221,18 +249,6 @@ function sameProcess(e: Entry | null, record: SessionRecord): e is Entry & { ok:
   return e !== null && e.ok && e.record.session_pid === record.session_pid &&
     e.record.start_token === record.start_token && e.record.boot_id === record.boot_id &&
     e.record.machine_id === record.machine_id && e.record.pid_ns === record.pid_ns;
-}
-
-/** The copy an older layout holds of the process `record` registers, newest layout first. */
-function readOldCopy(root: string, record: SessionRecord, name: string): SessionRecord | null {
-  for (const oldName of placeDirNames(placeOf(record)).slice(1)) {
-    try {
-      const dir = placeDirIn(root, oldName, false);
-      const entry = dir === null ? null : readEntry(dir, oldName, name);
-      if (sameProcess(entry, record)) return entry.record;
-    } catch { /* unreadable: registered as new, as before */ }
-  }
-  return null;
 }
 
 /**
