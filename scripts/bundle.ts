@@ -6,7 +6,7 @@
  *
  *   deno task bundle [--out DIR] [--verbose]
  *
- * roster imports its lazy modules through variables (src/cli/spec.ts lazy(): `deno run` from
+ * roster imports its lazy modules through variables (src/lazy.ts lazyModule: `deno run` from
  * source would read every module a literal import names before main runs), and esbuild, under
  * `deno bundle`, does not follow a variable. So the bundler's input is a copy of main.ts,
  * deno.json and src/ in which every `import(variable)` becomes a choice among literal imports
@@ -99,7 +99,7 @@ const CHUNK_VAR = "__rosterChunk";
 /**
  * A bundle file with each literal `import("./x.js")` made `import(__rosterChunkN)`, the names
  * declared first in the file: what the graph `deno run` builds before main runs does not follow
- * (src/cli/spec.ts lazy()). Run on esbuild's output after checkOutput, so every one names a file
+ * (src/lazy.ts). Run on esbuild's output after checkOutput, so every one names a file
  * of the bundle.
  */
 export function deferChunkImports(js: string): string {

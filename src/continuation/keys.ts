@@ -17,7 +17,7 @@ import { isObject, isValidKey, type Plan, type SkipClass } from "./schema.ts";
 
 /** The four files a key can have, by the suffix after the key in their names. */
 const KEY_FILES = { plan: ".plan.json", claim: ".claim", skip: ".skip", outcome: ".outcome" };
-export type KeyFile = keyof typeof KEY_FILES;
+type KeyFile = keyof typeof KEY_FILES;
 
 /** The key a ledger file belongs to and which of its files it is; null for global and temp files. */
 export function keyOfFile(name: string): { key: string; file: KeyFile } | null {

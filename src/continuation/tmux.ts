@@ -19,7 +19,7 @@ const CLIENT_FORMAT = "#{client_activity}\t#{pane_id}";
  * active pane of its current window, so its last key counts for the pane it is on now. A key
  * in another pane or window of the same tmux session is that pane's, not this one's.
  */
-export function lastKeyInPane(pane: string, clients: string): number {
+function lastKeyInPane(pane: string, clients: string): number {
   let lastKeyMs = 0;
   for (const line of clients.split("\n")) {
     const [activity, on] = line.split("\t");

@@ -93,19 +93,19 @@ export function fireProblems(
     });
   }
   const codex = live.filter((h) => h.harness === "codex");
-  if (codex.length > 0 && onPath("jq", env.PATH) === null) {
-    problems.push({
-      what: "The Codex hooks read the session id with `jq`, which is not on PATH: every " +
-        "record gets no session id",
-      advice: "sudo apt-get install jq (or: brew install jq)",
-    });
-  }
-  if (live.some((h) => h.harness === "gemini") && onPath("jq", env.PATH) === null) {
-    problems.push({
-      what: "The Gemini CLI BeforeTool hook reads the session id with `jq`, which is not on " +
-        "PATH: shell commands in a sandbox cannot tell their session",
-      advice: "sudo apt-get install jq (or: brew install jq)",
-    });
+  // The recipes that run `jq`, and what each loses without it.
+  const needJq = [
+    codex.length > 0 &&
+    "The Codex hooks read the session id with `jq`, which is not on PATH: every record gets " +
+      "no session id",
+    live.some((h) => h.harness === "gemini") &&
+    "The Gemini CLI BeforeTool hook reads the session id with `jq`, which is not on PATH: " +
+      "shell commands in a sandbox cannot tell their session",
+  ].filter((what): what is string => what !== false);
+  if (needJq.length > 0 && onPath("jq", env.PATH) === null) {
+    for (const what of needJq) {
+      problems.push({ what, advice: "sudo apt-get install jq (or: brew install jq)" });
+    }
   }
   if (codex.length > 0) {
     const home = env.CODEX_HOME || (env.HOME ? `${env.HOME}/.codex` : null);

@@ -11,7 +11,7 @@ import { parseTime } from "../time.ts";
 import type { Family, Sample } from "./exposition.ts";
 
 /** What a ledger key contributes: its state, and for a skipped one what its skip file says. */
-export interface LedgerKey {
+interface LedgerKey {
   state: CountedState;
   /** For `skipped`: the skip's class and reason; class null when the skip file is damaged. */
   skip?: { class: SkipClass | null; reason: string };

@@ -159,7 +159,7 @@ function planToken(args: Parsed): string | null {
 
 /** `--tmux`: the pane roster runs in, read by roster itself before each decision. */
 async function paneLook(): Promise<(facts: Facts) => Facts> {
-  // A variable, not a literal, or `deno run` would read it at every start (src/cli/spec.ts lazy()).
+  // Deferred (src/lazy.ts): only --tmux reads the pane.
   const { ownPane, readPaneFacts, withPaneFacts } = await lazyModule<
     typeof import("../../continuation/tmux.ts")
   >("../../continuation/tmux.ts", (s) => import(s))();

@@ -83,7 +83,7 @@ async function fromDeclaredId(
   const ids = DECLARED_SESSION_VARS.map((name) => ({ name, id: envVar(name) }));
   if (!ids.some(({ id }) => id)) return null;
   // The store's reader is loaded only here: the common whoami (its owner among its ancestors)
-  // never reads the whole store. A variable, not a literal (src/cli/spec.ts lazy()).
+  // never reads the whole store (src/lazy.ts).
   const { forEachRow } = await lazyModule<typeof import("../../registry/scan.ts")>(
     "../../registry/scan.ts",
     (s) => import(s),

@@ -128,7 +128,7 @@ export function shq(s: string): string {
  * none). A call without a name is named by the words "unnamed tool" and still by its id.
  */
 export function openToolCalls(row: Row): ToolCall[] {
-  const raw = (row as unknown as Record<string, unknown>).open_tool_calls;
+  const raw: unknown = row.open_tool_calls;
   if (!Array.isArray(raw)) return [];
   const calls: ToolCall[] = [];
   const text = (v: unknown) => typeof v === "string" && v !== "" ? v.slice(0, 256) : null;
@@ -376,8 +376,7 @@ export interface ContinueResult {
  * its record: a hook of it has said what it was doing at least once.
  */
 export function recordsActivity(row: Row): boolean {
-  const r = row as unknown as Record<string, unknown>;
-  return typeof r.activity === "string" || typeof r.activity_at === "string";
+  return typeof row.activity === "string" || typeof row.activity_at === "string";
 }
 
 /** What the successor's activity says of the continue now. */
@@ -396,7 +395,7 @@ export type IdleState =
  * run in the successor); a predecessor that never recorded any says its hooks cannot tell.
  */
 export function idleState(predecessor: Row, now: Row): IdleState {
-  const v = (now as unknown as Record<string, unknown>).activity;
+  const v = now.activity;
   if (v === "idle") return { kind: "idle" };
   if (typeof v === "string") return { kind: "wait", why: `the session is ${v}` };
   if (recordsActivity(predecessor)) {
@@ -422,7 +421,7 @@ function rowAt(place: Place, path: string): Row | null {
  * tool ran, it went idle again): what the typed continue was submitted by.
  */
 export function spokeSince(row: Row, sinceMs: number): boolean {
-  const at = (row as unknown as Record<string, unknown>).activity_at;
+  const at = row.activity_at;
   return typeof at === "string" && Date.parse(at) >= sinceMs;
 }
 

@@ -178,5 +178,5 @@ export async function typeInto(pane: string, text: string): Promise<void> {
   await must(["send-keys", "-t", pane, "-l", text], "type into the pane");
   // Some harnesses read an Enter that comes with the text as part of a paste.
   await new Promise((ok) => setTimeout(ok, 500));
-  await must(["send-keys", "-t", pane, "Enter"], "type into the pane");
+  await pressEnter(pane);
 }
