@@ -6,6 +6,7 @@
 import { type Probe, type ProcessBackend, type TokenMatch, tokenScheme } from "../process/types.ts";
 import type { HostIdentity, ProcessIdentity } from "./identity.ts";
 import { RosterError } from "../errors.ts";
+import { parseTime } from "../time.ts";
 
 export type Liveness = "alive" | "dead" | "unknown";
 export type Reason =
@@ -175,12 +176,15 @@ export function bootVerdict(
   return OTHER_HOST;
 }
 
-/** Pure: the newest of a record's registration and activity times, epoch ms; null if neither. */
-function lastWrittenMs(w: Written): number | null {
+/**
+ * Pure: the newest of a record's registration and activity times, epoch ms; null if neither:
+ * the last sign of its session (prune's age of an unknown row counts from it too).
+ */
+export function lastWrittenMs(w: Written): number | null {
   let newest: number | null = null;
   for (const at of [w.registered_at, w.activity_at]) {
-    const ms = at == null ? NaN : Date.parse(at);
-    if (!Number.isNaN(ms) && (newest === null || ms > newest)) newest = ms;
+    const ms = at == null ? null : parseTime(at);
+    if (ms !== null && (newest === null || ms > newest)) newest = ms;
   }
   return newest;
 }

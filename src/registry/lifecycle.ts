@@ -3,7 +3,7 @@
  * a continuation holding it, parking), what register's cleanup and prune do with a row, and
  * the predecessor links `list` shows. The I/O that acts on these decisions is store.ts.
  */
-import { ownSessionVerdict, type Verdict } from "../identity/liveness.ts";
+import { lastWrittenMs, ownSessionVerdict, type Verdict } from "../identity/liveness.ts";
 import { parseDuration, parseTime } from "../time.ts";
 import type { SessionLink } from "./record.ts";
 import type { Row } from "./row.ts";
@@ -98,14 +98,12 @@ export function cleanupAction(
 export interface PruneBounds {
   /** `--older-than`: unknown rows and parked ones older than this too; null: none. */
   olderThanMs: number | null;
-  /** `--include-crashed`: the rows a restore could bring back too. */
-  includeCrashed: boolean;
 }
 
 /**
  * Prune's choice: an ended row goes, except one a continuation still holds and one a restore
- * could bring back (`restorable`: registry/restorable.ts, which counts retention), kept until
- * it is past retention or `includeCrashed` names them; a parked row (set aside on purpose) and
+ * could bring back (`restorable`: registry/restorable.ts, which counts retention; with
+ * `--include-crashed` the caller calls none restorable), kept until it is past retention; a parked row (set aside on purpose) and
  * an unknown one only past `olderThanMs` (from its registration or its activity, the newer),
  * which never shortens retention.
  */
@@ -123,12 +121,13 @@ export function pruneAction(
   if (row.liveness === "dead") {
     if (row.reason === "parked") return old(row.parked_at) ? "remove" : "parked";
     if (held(row)) return "held";
-    return !bounds.includeCrashed && restorable(row) ? "retained" : "remove";
+    return restorable(row) ? "retained" : "remove";
   }
   // An unknown row's age counts from the last sign of its session: a session of another host
   // or namespace that is working (its activity hooks write activity_at) is not old.
   if (row.liveness === "unknown") {
-    return old(row.registered_at) && (row.activity_at == null || old(row.activity_at))
+    const written = lastWrittenMs(row);
+    return bounds.olderThanMs !== null && written !== null && now - written > bounds.olderThanMs
       ? "remove"
       : "keep";
   }

@@ -119,8 +119,8 @@ export interface PruneCounts {
 
 /**
  * Prunes every host directory: ended rows no restore needs always, unless a continuation holds
- * them; crashed rows a restore could bring back (`restorable`) past retention or with
- * `bounds.includeCrashed`, each stamped ended the first time prune keeps it, so its retention
+ * them; crashed rows a restore could bring back (`restorable`, none with `--include-crashed`)
+ * only past retention, each stamped ended the first time prune keeps it, so its retention
  * runs; parked and unknown ones only older than `bounds.olderThanMs`. Each removed row goes to
  * `onRemoved` as it is removed. Works in batches of PRUNE_BATCH records, each under the host
  * lock, released in between: a concurrent register never waits for a whole pass. Under the

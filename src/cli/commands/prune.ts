@@ -5,13 +5,12 @@
  * wait in order as text (../ordered.ts), so a prune of any size reports every one of them in
  * memory bounded by a row.
  */
-import { retentionMs } from "../../registry/lifecycle.ts";
 import { whyNotRestorable } from "../../registry/restorable.ts";
 import type { Row } from "../../registry/row.ts";
 import { prune } from "../../registry/scan.ts";
 import { parseDuration } from "../../time.ts";
 import type { Parsed } from "../args.ts";
-import { heldByContinuation, loadLedger } from "../keeping.ts";
+import { keeping } from "../keeping.ts";
 import type { Context } from "../context.ts";
 import { Ordered } from "../ordered.ts";
 import { printable } from "../terminal.ts";
@@ -24,10 +23,13 @@ const writeElement = (row: Row, buf: Uint8Array, at: number) => writeJsonElement
 export async function run(ctx: Context, args: Parsed): Promise<number> {
   const older = args.get("older-than");
   const olderThanMs = older === undefined ? null : parseDuration(older, "--older-than", true);
-  const includeCrashed = args.has("include-crashed");
   // Read first: a bad $ROSTER_RETENTION is a usage error before any removal.
-  const retention = retentionMs((n) => Deno.env.get(n));
+  const keep = keeping();
   const now = Date.now();
+  // --include-crashed: no row is kept for a restore.
+  const restorable = args.has("include-crashed")
+    ? () => false
+    : (row: Row) => whyNotRestorable(row, now, keep.retentionMs) === null;
   const dryRun = args.has("dry-run");
   const quiet = !ctx.json && args.has("quiet");
   using removed = new Ordered();
@@ -41,14 +43,14 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       );
     }
   };
-  await loadLedger();
+  await keep.load?.();
   const counts = await prune(
     ctx.home,
     await ctx.judge(),
-    { olderThanMs, includeCrashed },
+    { olderThanMs },
     dryRun,
-    heldByContinuation,
-    (row) => whyNotRestorable(row, now, retention) === null,
+    keep.held,
+    restorable,
     onRemoved,
     now,
   );
