@@ -23,9 +23,12 @@ import type { Plan } from "./schema.ts";
  * loaded only by a claiming check: a check without `--claim` reads and decides, nothing more.
  */
 const claimModule = lazyModule<typeof import("./claim.ts")>("./claim.ts", (s) => import(s));
-/** The registry, read only when there is a plan whose session's lifecycle counts. */
-const registryModule = lazyModule<typeof import("../registry/mod.ts")>(
-  "../registry/mod.ts",
+/**
+ * The registry's lookup of one session, read only when there is a plan whose session's
+ * lifecycle counts (not all of registry/mod.ts: its scanner and writers are not needed here).
+ */
+const lookupModule = lazyModule<typeof import("../registry/lookup.ts")>(
+  "../registry/lookup.ts",
   (s) => import(s),
 );
 
@@ -93,8 +96,8 @@ async function lifecycleOf(
   plan: Plan,
   judge: LivenessJudge,
 ): Promise<Lifecycle | null> {
-  const registry = await registryModule();
-  const found = registry.sessionLifecycle(home, plan.session, judge);
+  const { sessionLifecycle } = await lookupModule();
+  const found = sessionLifecycle(home, plan.session, judge);
   if (found === null) return null;
   if (found.successor !== null) {
     const row = found.successor.row;
