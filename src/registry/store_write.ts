@@ -222,7 +222,7 @@ function findOldCopy(root: string, record: SessionRecord, name: string): OldCopy
     try {
       const dir = placeDirIn(root, dirName, false);
       const entry = dir === null ? null : readEntry(dir, dirName, name);
-      if (sameProcess(entry, record)) return { dir: dir!, dirName, record: entry.record };
+      if (isOldCopyOf(entry, record)) return { dir: dir!, dirName, record: entry.record };
     } catch { /* unreadable: registered as new, as before */ }
   }
   return null;
@@ -239,13 +239,13 @@ async function retireOldCopy(old: OldCopy, record: SessionRecord, name: string) 
   try {
     await withLock(old.dir, () => {
       const entry = readEntry(old.dir, old.dirName, name);
-      if (sameProcess(entry, record)) removeQuietly(entry.path);
+      if (isOldCopyOf(entry, record)) removeQuietly(entry.path);
     });
   } catch { /* best effort: the old copy reads as the same session until pruned */ }
 }
 
-/** Whether `e` is a record of the process `record` registers (pid, start token, boot, place). */
-function sameProcess(e: Entry | null, record: SessionRecord): e is Entry & { ok: true } {
+/** Whether `e` is a copy of the record `record` (same pid, start token, boot and place). */
+function isOldCopyOf(e: Entry | null, record: SessionRecord): e is Entry & { ok: true } {
   return e !== null && e.ok && e.record.session_pid === record.session_pid &&
     e.record.start_token === record.start_token && e.record.boot_id === record.boot_id &&
     e.record.machine_id === record.machine_id && e.record.pid_ns === record.pid_ns;
