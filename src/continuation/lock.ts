@@ -32,11 +32,9 @@ type LockAttempt = { held: HeldLock } | { busy: LockOwner };
 /** The current lock's owner, null when there is no lock; throws when the lock is damaged. */
 export function readLockOwner(dir: string): LockOwner | null {
   const path = join(dir, LOCK_FILE);
-  let read = readJson(path);
-  // Released and retaken between the lstat and the open: a lock in use, not a damaged one.
-  for (let i = 0; i < 5 && read !== null && !read.ok && read.problem === CHANGED; i++) {
-    read = readJson(path);
-  }
+  const read = readJson(path);
+  // Released and retaken while it was read (readSmallFile reads it again a few times): a lock
+  // in use, not a damaged one.
   if (read === null || (!read.ok && read.problem === CHANGED)) return null;
   const owner = read.ok ? validateLockOwner(read.value) : null;
   if (owner === null) {

@@ -48,9 +48,20 @@ function readAtMost(file: Deno.FsFile, limit: number, expected: number): Uint8Ar
 /**
  * Reads a small file with care (no symlinks, FIFOs or devices; ours and not writable by
  * others; at most `maxBytes`; valid UTF-8): its text, or what is wrong with it. Null when it
- * does not exist (or vanished: a racing remover).
+ * does not exist (or vanished: a racing remover). A file replaced between its lstat and its
+ * open is read again: every record, plan and lock is replaced by a rename (writeAtomic), and
+ * two registers of one session hold the lock shared, so one's rename can land inside the
+ * other's read. Reported CHANGED only when it keeps changing; read as a damaged file, a record
+ * was rewritten as new and lost what its session's hooks had recorded (seen under load).
  */
 export function readSmallFile(path: string, maxBytes = MAX_SMALL_FILE): FileResult<string> | null {
+  for (let tries = 1;; tries++) {
+    const read = readSmallFileOnce(path, maxBytes);
+    if (tries === 5 || read === null || read.ok || read.problem !== CHANGED) return read;
+  }
+}
+
+function readSmallFileOnce(path: string, maxBytes: number): FileResult<string> | null {
   let info: Deno.FileInfo;
   try {
     info = Deno.lstatSync(path);
