@@ -6,6 +6,7 @@
  * Over 400 lines: the bash, zsh, fish and PowerShell generators read the one table the same way, side by
  * side so a change to what is completed reaches all four shells.
  */
+import { psQuote, shQuote } from "./quote.ts";
 import { SCHEMAS } from "./schemas.ts";
 import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, SHELLS } from "./spec.ts";
 
@@ -205,14 +206,9 @@ complete -F _roster roster
 
 // ---- zsh ----------------------------------------------------------------------------------
 
-/** A zsh single-quoted string. */
-function zq(s: string): string {
-  return `'${s.replaceAll("'", `'\\''`)}'`;
-}
-
 /** `name:description` for _describe, with colons in the name escaped. */
 function described(name: string, help: string): string {
-  return zq(`${name.replaceAll(":", "\\:")}:${help}`);
+  return shQuote(`${name.replaceAll(":", "\\:")}:${help}`);
 }
 
 function zshScript(m: Model): string {
@@ -225,16 +221,16 @@ function zshScript(m: Model): string {
       ? "_files -/"
       : v.kind === "files"
       ? "_files"
-      : `_message ${zq(what)}`;
+      : `_message ${shQuote(what)}`;
   for (const c of m.commands) {
     for (const f of valueFlags(c.flags)) {
       valueCases.push(
-        `    (${zq(`${c.name} --${f.name}`)}) ${action(f.value!, f.help)}; return ;;`,
+        `    (${shQuote(`${c.name} --${f.name}`)}) ${action(f.value!, f.help)}; return ;;`,
       );
     }
   }
   for (const f of valueFlags(m.globals)) {
-    valueCases.push(`    (*${zq(` --${f.name}`)}) ${action(f.value!, f.help)}; return ;;`);
+    valueCases.push(`    (*${shQuote(` --${f.name}`)}) ${action(f.value!, f.help)}; return ;;`);
   }
   const flagList = (flags: FlagModel[]) =>
     flags.map((f) => described(`--${f.name}`, f.help)).join(" ");
@@ -242,7 +238,7 @@ function zshScript(m: Model): string {
     `      (${c.name}) flags=(${flagList([...c.flags, ...m.globals])}) ;;`
   );
   const positionalCases = m.commands.flatMap((c) =>
-    c.positionals.map((ws, k) => `    (${zq(`${c.name} ${k}`)}) compadd -- ${ws.join(" ")} ;;`)
+    c.positionals.map((ws, k) => `    (${shQuote(`${c.name} ${k}`)}) compadd -- ${ws.join(" ")} ;;`)
   );
   const allValues = [
     ...new Set(
@@ -421,11 +417,6 @@ function fishScript(m: Model): string {
 
 // ---- PowerShell ---------------------------------------------------------------------------
 
-/** A PowerShell single-quoted string: only `'` is special, written twice. */
-function pq(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
-}
-
 /** A flag's spellings (long, and short where it has one), space-separated. */
 const spellings = (f: FlagModel) => [`--${f.name}`, ...(f.short ? [`-${f.short}`] : [])];
 
@@ -437,19 +428,19 @@ function psValue(v: ValueKind): string {
 
 function psValues(flags: FlagModel[]): string {
   const pairs = valueFlags(flags).flatMap((f) =>
-    spellings(f).map((s) => `${pq(s)} = ${pq(psValue(f.value!))}`)
+    spellings(f).map((s) => `${psQuote(s)} = ${psQuote(psValue(f.value!))}`)
   );
   return `@{ ${pairs.join("; ")} }`;
 }
 
 function psFlags(flags: FlagModel[]): string {
-  return pq(flags.flatMap(spellings).join(" "));
+  return psQuote(flags.flatMap(spellings).join(" "));
 }
 
 function powershellScript(m: Model): string {
   const commands = m.commands.map((c) =>
-    `  ${pq(c.name)} = @{ flags = ${psFlags(c.flags)}; values = ${psValues(c.flags)}; ` +
-    `positionals = @(${c.positionals.map((ws) => pq(ws.join(" "))).join(", ")}) }`
+    `  ${psQuote(c.name)} = @{ flags = ${psFlags(c.flags)}; values = ${psValues(c.flags)}; ` +
+    `positionals = @(${c.positionals.map((ws) => psQuote(ws.join(" "))).join(", ")}) }`
   );
   return [
     "# roster completions for PowerShell, generated from roster's command table.",

@@ -20,14 +20,14 @@ import { forEachRow } from "../../registry/scan.ts";
 import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
+import { psQuote, shQuote } from "../quote.ts";
 import { printable } from "../terminal.ts";
 
 /** How many malformed files doctor's advice names, each by its path. */
 const MALFORMED_NAMED = 5;
 
-/** A shell word: single-quoted, as sh and PowerShell both read it. */
-const quoted = (s: string) =>
-  Deno.build.os === "windows" ? `'${s.replaceAll("'", "''")}'` : `'${s.replaceAll("'", `'\\''`)}'`;
+/** A shell word: single-quoted, as this OS's shell reads it. */
+const quoted = Deno.build.os === "windows" ? psQuote : shQuote;
 
 /**
  * The advice for malformed files: remove exactly those, each by its path. Never a prune: its

@@ -18,6 +18,7 @@ import type { Row } from "../../registry/row.ts";
 import { forEachRow } from "../../registry/scan.ts";
 import { resumeSession } from "../../registry/store_update.ts";
 import { parseTime } from "../../time.ts";
+import { shQuote } from "../quote.ts";
 import { clearAttempts, recordFailure } from "./attempts.ts";
 import type { Candidate } from "./select.ts";
 import {
@@ -119,7 +120,7 @@ export function relaunchEnv(
 
 /** A word for sh, single-quoted unless it needs no quotes (for --print). */
 export function shq(s: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : shQuote(s);
 }
 
 /**
