@@ -8,7 +8,7 @@
  * tests/harness/restore_test.ts.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { cliArgs, run, spawnSleeper, tempDir } from "../helpers.ts";
+import { cliArgs, run, spawnSleeper, tempDir, waitUntil } from "../helpers.ts";
 import { assertSchema } from "../schema.ts";
 
 const shq = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -74,6 +74,20 @@ echo "$sid $PWD" >>"$LOG/launches"
 if [ -e "$LOG/die-$sid" ]; then echo "No conversation found with session ID: $sid"; exit 1; fi
 roster register --pid $$ --agent claude --session-id "$sid" --quiet || exit 3
 [ -e "$LOG/die-late-$sid" ] && { sleep 0.5; exit 4; }
+# With LOG/activity its hooks say what it does, as the recipes' would: a resumed one goes idle
+# once LOG/go-SID exists, then logs each prompt submitted at its terminal to LOG/got-SID.
+if [ -e "$LOG/activity" ]; then
+  roster activity working --pid $$ --quiet
+  if [ "$1" = --resume ]; then
+    while [ ! -e "$LOG/go-$sid" ]; do sleep 0.1; done
+    roster activity idle --pid $$ --quiet
+    while IFS= read -r line; do
+      echo "$line" >>"$LOG/got-$sid"
+      roster activity working --pid $$ --quiet
+      roster activity idle --pid $$ --quiet
+    done
+  fi
+fi
 while :; do sleep 1; done
 `,
   );
@@ -105,6 +119,7 @@ while :; do sleep 1; done
     store,
     log,
     env,
+    socket,
     sh,
     restore,
     launches: () => readOr(`${log}/launches`).split("\n").filter((l) => l !== ""),
@@ -422,5 +437,132 @@ Deno.test({
     assertEquals(m.launches().length, 1, "only the crashed session's own launch");
     const list = await m.sh(`${m.bin}/roster`, ["continuation-list", "--json"]);
     assertEquals(JSON.parse(list.stdout), []);
+  },
+});
+
+/**
+ * A person at the server: a tmux client attached to the login session through a pseudo-terminal
+ * (`script`), whose keys go to the active pane of its current window, as a person's would.
+ */
+async function attach(m: Machine) {
+  const tmux = (...args: string[]) => m.sh(`${m.bin}/tmux`, args);
+  const child = new Deno.Command("script", {
+    args: ["-qfc", `${shq(realTmux)} -L ${m.socket} attach -t login`, "/dev/null"],
+    env: { ...m.env, TERM: "xterm" },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const keys = child.stdin.getWriter();
+  const name = async () =>
+    (await tmux("list-clients", "-F", "#{client_name}")).stdout.trim().split("\n")[0] ?? "";
+  await waitUntil(async () => (await name()) !== "", "the client attached", { everyMs: 100 });
+  const client = await name();
+  return {
+    /** Moves the client to `pane`, as a person choosing that window would. */
+    async show(pane: string) {
+      const r = await tmux("switch-client", "-c", client, "-t", pane);
+      assertEquals(r.code, 0, r.stderr);
+    },
+    async pane(): Promise<string> {
+      return (await tmux("list-clients", "-F", "#{pane_id}")).stdout.trim();
+    },
+    async type(text: string) {
+      // Newer than any key before it: tmux counts a client's last key in whole seconds.
+      await sleep(1100);
+      await keys.write(new TextEncoder().encode(text));
+    },
+    async [Symbol.asyncDispose]() {
+      await keys.close().catch(() => {});
+      await tmux("detach-client", "-a");
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await child.status;
+    },
+  };
+}
+
+/** The pane `roster restore` relaunched `sid` in, once its successor registered. */
+async function resumedPane(m: Machine, sid: string, crashedPid: number): Promise<string> {
+  await waitUntil(
+    async () =>
+      (await m.rows()).some((r) =>
+        r.session_id === sid && r.session_pid !== crashedPid && r.liveness === "alive"
+      ),
+    `the successor of ${sid} registered`,
+    { everyMs: 200 },
+  );
+  const r = await m.sh(`${m.bin}/tmux`, [
+    "list-panes",
+    "-a",
+    "-F",
+    "#{pane_id} #{pane_current_path}",
+  ]);
+  const line = r.stdout.split("\n").find((l) => l.endsWith(` ${m.home}/work/${sid}`));
+  assert(line, r.stdout);
+  return line.split(" ")[0];
+}
+
+Deno.test({
+  name:
+    "restore: text typed into the resumed pane holds its continue back; a key elsewhere does not",
+  ...opts,
+  async fn(t) {
+    await using root = await tempDir();
+    await using m = await machine(root.path);
+    Deno.writeTextFileSync(`${m.log}/activity`, "");
+    const on = await m.sh(`${m.bin}/roster`, ["continuation-mode", "on"]);
+    assertEquals(on.code, 0, on.stderr);
+    // tmux counts attaching as the client's last key, so a client on the resumed pane that
+    // attached within the minute is a person at it either way: the step that can tell keys from
+    // no keys is the one with the key in another pane.
+    await using person = await attach(m);
+    const login = await person.pane();
+    /** Restores `sid` while `meanwhile` runs once it is up, then lets it go idle. */
+    const restoreWith = async (sid: string, meanwhile: (pane: string) => Promise<void>) => {
+      const pid = await crashed(m, sid);
+      const pending = m.restore(["--json", "--session-id", sid, "--continue-timeout", "60s"]);
+      await meanwhile(await resumedPane(m, sid, pid));
+      Deno.writeTextFileSync(`${m.log}/go-${sid}`, "");
+      const r = await pending;
+      assertEquals(r.code, 0, r.stderr);
+      const [o] = JSON.parse(
+        r.stdout,
+      ) as (Report & { continued: boolean; continue_reason: string })[];
+      assertEquals(o.result, "restored", r.stdout);
+      return { o, got: readOr(`${m.log}/got-${sid}`) };
+    };
+
+    await t.step("a key into another pane of the server: the continue is sent", async () => {
+      const { o, got } = await restoreWith("S-other", async () => {
+        assertEquals(await person.pane(), login);
+        await person.type("x");
+      });
+      assertEquals([o.continued, o.continue_reason], [true, null], o.continue_reason);
+      assertMatch(got, /^Roster continuation \S+: this session was interrupted /);
+    });
+    await t.step(
+      "text typed into the resumed pane, not sent: held back, never typed over",
+      async () => {
+        let resumed = "";
+        const { o, got } = await restoreWith("S-typed", async (pane) => {
+          resumed = pane;
+          await person.show(pane);
+          await person.type("wait, I am typing");
+        });
+        assertEquals(o.continued, false);
+        assertMatch(o.continue_reason, /user-active/);
+        assertEquals(got, "", "nothing was submitted");
+        // What the person typed is theirs to send: Enter submits it alone.
+        await person.type("\r");
+        await waitUntil(() => readOr(`${m.log}/got-S-typed`) !== "", "the person's line", {
+          everyMs: 100,
+        });
+        assertEquals(readOr(`${m.log}/got-S-typed`), "wait, I am typing\n");
+        assertEquals(await person.pane(), resumed);
+      },
+    );
   },
 });
