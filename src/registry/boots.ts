@@ -14,12 +14,34 @@ const BOOT_LINE = /^[!-~]{1,64}$/;
 
 /**
  * Where the file is: `$ROSTER_BOOT_HISTORY`, else `/var/tmp/roster-<uid>.boots` (local, and
- * kept across reboots, which /tmp and /run are not); null where there are no boot ids.
+ * kept across reboots, which /tmp and /run are not); null where there are no boot ids, or
+ * where the variable names a relative path, which would be another file in each directory a
+ * hook runs in (no history: a past boot reads unproven, never dead; doctor says why).
  */
 export function bootHistoryPath(): string | null {
   const given = envVar("ROSTER_BOOT_HISTORY");
-  if (given) return given;
+  if (given) return isAbsolute(given) ? given : null;
   return Deno.build.os === "linux" ? `/var/tmp/roster-${Deno.uid()}.boots` : null;
+}
+
+const isAbsolute = (path: string) => /^([A-Za-z]:)?[\\/]/.test(path);
+
+/** Why this machine has no usable boot history: doctor words it. */
+export type BootHistoryProblem =
+  | { relative: string }
+  | { path: string; problem: string };
+
+/**
+ * For doctor: the variable names a relative path, or the file is not a private regular file of
+ * this user's (one another local user made first in the shared /var/tmp, a link, a FIFO); null
+ * when it is usable or simply not written yet.
+ */
+export function bootHistoryProblem(): BootHistoryProblem | null {
+  const given = envVar("ROSTER_BOOT_HISTORY");
+  if (given && !isAbsolute(given)) return { relative: given };
+  const path = bootHistoryPath();
+  const file = path === null ? null : readSmallFile(path, MAX_BOOTS * 80);
+  return file === null || file.ok ? null : { path: path!, problem: file.problem };
 }
 
 /** The boot ids in the file, oldest first; null when it is missing or not a private file of ours. */

@@ -147,3 +147,71 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "a boot history roster cannot use is named by doctor, not blamed on a clone (retest F4)",
+  // Another user's file is made with chown, which only root may do.
+  ignore: Deno.build.os !== "linux" || Deno.uid() !== 0,
+  async fn(t) {
+    await using dir = await tempDir();
+    const home = `${dir.path}/home`;
+    const history = `${dir.path}/boots`;
+    await using s = spawnSleeper();
+    const own = await rosterJson<Row>(home, ["register", "--pid", String(s.pid)], {
+      env: { ROSTER_BOOT_HISTORY: history },
+    });
+    // A session of an earlier boot of this very machine, and the history that proves it.
+    const place = own.path.slice(0, own.path.lastIndexOf("/"));
+    writeJson(`${place}/${NO_PID}.json`, {
+      ...recordOf(own),
+      session_pid: NO_PID,
+      boot_id: PAST_BOOT,
+    });
+    Deno.writeTextFileSync(history, `${PAST_BOOT}\n${own.boot_id}\n`);
+    const doctor = async (env: Record<string, string>) => {
+      const r = await roster(["doctor", "--json", "--home", home], { env });
+      return (JSON.parse(r.stdout) as { problems: { what: string; advice: string }[] }).problems;
+    };
+    const past = async (env: Record<string, string>) =>
+      (await rosterJson<Row[]>(home, ["list", "--all"], { env }))
+        .filter((r) => r.session_pid === NO_PID).map((r) => [r.liveness, r.reason]);
+
+    await t.step(
+      "another user's file where the history goes: named, with its removal",
+      async () => {
+        // Another local user made it first (the default is in the shared /var/tmp).
+        Deno.chownSync(history, 65534, 65534);
+        const env = { ROSTER_BOOT_HISTORY: history };
+        assertEquals(await past(env), [["unknown", "other-host"]], "never dead unproven");
+        const problems = await doctor(env);
+        const p = problems.find((p) => p.what.startsWith("The boot history cannot be used: "));
+        assert(p !== undefined, JSON.stringify(problems));
+        assert(p.what.startsWith(`The boot history cannot be used: ${history}: `), p.what);
+        assert(p.advice.startsWith(`Remove it with: rm -- '${history}'`), p.advice);
+        assertEquals(problems.filter((p) => p.what.startsWith("Another machine shares")), []);
+      },
+    );
+    await t.step(
+      "a relative ROSTER_BOOT_HISTORY: no history kept, and doctor says so",
+      async () => {
+        const env = { ROSTER_BOOT_HISTORY: "boots" };
+        assertEquals(await past(env), [["unknown", "other-host"]]);
+        const problems = await doctor(env);
+        assert(
+          problems.some((p) =>
+            p.what.startsWith("ROSTER_BOOT_HISTORY is not an absolute path: boots;")
+          ),
+          JSON.stringify(problems),
+        );
+        assertEquals(problems.filter((p) => p.what.startsWith("Another machine shares")), []);
+      },
+    );
+    await t.step("the file once removed, the next register writes it again", async () => {
+      Deno.removeSync(history);
+      const env = { ROSTER_BOOT_HISTORY: history };
+      const r = await roster(["register", "--pid", String(s.pid), "--home", home, "-q"], { env });
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals((await doctor(env)).filter((p) => p.what.includes("boot history")), []);
+    });
+  },
+});

@@ -13,7 +13,7 @@ import { HOOK_HARNESSES } from "../../hooks/recipes.ts";
 import { CONFIG_FILE, defaultLedger } from "../../continuation/ledger.ts";
 import { modeOf } from "../../continuation/schema.ts";
 import { waitMechanism } from "../../process/exit_wait.ts";
-import { bootHistoryPath } from "../../registry/boots.ts";
+import { bootHistoryPath, bootHistoryProblem } from "../../registry/boots.ts";
 import { denoEnv, resolveHome } from "../../registry/home.ts";
 import { placeDirName } from "../../registry/layout.ts";
 import { forEachRow } from "../../registry/scan.ts";
@@ -180,7 +180,26 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
       });
     }
   }
-  if (cloneBoots.size > 0) {
+  // Without a usable history every earlier boot of this machine reads other-host: that is the
+  // problem to name, not a clone.
+  const history = bootHistoryProblem();
+  if (history !== null) {
+    const lost = "sessions of earlier boots read unknown (other-host), never dead (rebooted)";
+    problems.push(
+      "relative" in history
+        ? {
+          what: `ROSTER_BOOT_HISTORY is not an absolute path: ${history.relative}; ` +
+            `no boot history is kept, so ${lost}`,
+          advice: "Set ROSTER_BOOT_HISTORY to an absolute path on this machine's own disk, " +
+            "or unset it",
+        }
+        : {
+          what: `The boot history cannot be used: ${history.path}: ${history.problem}; ${lost}`,
+          advice: `${removeAdvice([history.path], 1)} (as root if another user owns it; ` +
+            "it is written again from this boot on)",
+        },
+    );
+  } else if (cloneBoots.size > 0) {
     problems.push({
       what: `Another machine shares this machine id (${here.machineId}) and host name: ` +
         `records of ${cloneBoots.size} boot(s) this machine never ran (${
