@@ -17,8 +17,11 @@ const FIRST_BUFFER = 64 * 1024;
 /** What each run's reader holds while the runs are merged (more only for a longer row). */
 const RUN_BLOCK = 16 * 1024;
 const STAGE = 64 * 1024;
-/** A row as stored: its key (f64), its tie's length and its text's length (u32 each). */
-const HEADER = 16;
+/**
+ * A row as stored: its key and its mark (f64 each), its tie's length and its text's length
+ * (u32 each).
+ */
+const HEADER = 24;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -31,16 +34,17 @@ interface At {
 }
 
 const keyAt = (r: At) => r.view.getFloat64(r.at, true);
+const markAt = (r: At) => r.view.getFloat64(r.at + 8, true);
 const tieAt = (r: At) => {
   const from = r.at + HEADER;
-  return decoder.decode(r.bytes.subarray(from, from + r.view.getUint32(r.at + 8, true)));
+  return decoder.decode(r.bytes.subarray(from, from + r.view.getUint32(r.at + 16, true)));
 };
 const textAt = (r: At) => {
-  const from = r.at + HEADER + r.view.getUint32(r.at + 8, true);
-  return r.bytes.subarray(from, from + r.view.getUint32(r.at + 12, true));
+  const from = r.at + HEADER + r.view.getUint32(r.at + 16, true);
+  return r.bytes.subarray(from, from + r.view.getUint32(r.at + 20, true));
 };
 const sizeAt = (view: DataView, at: number) =>
-  HEADER + view.getUint32(at + 8, true) + view.getUint32(at + 12, true);
+  HEADER + view.getUint32(at + 16, true) + view.getUint32(at + 20, true);
 
 /** Newest first (-Infinity, no time, last); 0 for equal keys. */
 const byKey = (ka: number, kb: number) => (ka === kb ? 0 : ka < kb ? 1 : -1);
@@ -78,9 +82,13 @@ export class Ordered {
     return this.#n;
   }
 
-  /** Adds one row's text; `key` is its time (NaN or -Infinity sorts last). */
-  add(key: number, tie: string, text: string) {
-    this.addWritten(key, tie, this.#writeText, text, text.length * 3);
+  /**
+   * Adds one row's text; `key` is its time (NaN or -Infinity sorts last). `mark`: a number the
+   * printing needs of the row besides its text (list: its pid), kept and spilled with it and
+   * given back to emit's `map`.
+   */
+  add(key: number, tie: string, text: string, mark = NaN) {
+    this.addWritten(key, tie, this.#writeText, text, mark, text.length * 3);
   }
 
   /**
@@ -93,6 +101,7 @@ export class Ordered {
     tie: string,
     write: (value: T, buf: Uint8Array, at: number) => number,
     value: T,
+    mark = NaN,
     size = 4096,
   ) {
     let tieBytes = this.#encode(tie, this.#used + HEADER);
@@ -108,8 +117,9 @@ export class Ordered {
     const start = this.#used;
     const k = Number.isNaN(key) ? -Infinity : key;
     this.#view.setFloat64(start, k, true);
-    this.#view.setUint32(start + 8, tieBytes, true);
-    this.#view.setUint32(start + 12, textBytes, true);
+    this.#view.setFloat64(start + 8, mark, true);
+    this.#view.setUint32(start + 16, tieBytes, true);
+    this.#view.setUint32(start + 20, textBytes, true);
     this.#keys[this.#held] = k;
     this.#starts[this.#held++] = start;
     this.#n++;
@@ -215,12 +225,12 @@ export class Ordered {
 
   /**
    * Writes every text in order through `write`, `sep` between two, each passed through `map`
-   * (with its tie) first when given. Output goes in chunks of about 64 KiB.
+   * (with its tie and its mark) first when given. Output goes in chunks of about 64 KiB.
    */
   emit(
     write: (bytes: Uint8Array) => void,
     sep = "",
-    map?: (text: string, tie: string) => string,
+    map?: (text: string, tie: string, mark: number) => string,
   ) {
     const out = new Uint8Array(64 * 1024);
     let used = 0;
@@ -238,7 +248,11 @@ export class Ordered {
     const emitRow = (row: At) => {
       if (!first && sepBytes.length > 0) put(sepBytes);
       first = false;
-      put(map ? encoder.encode(map(decoder.decode(textAt(row)), tieAt(row))) : textAt(row));
+      put(
+        map
+          ? encoder.encode(map(decoder.decode(textAt(row)), tieAt(row), markAt(row)))
+          : textAt(row),
+      );
     };
     const held = new HeldRows(this.#sorted(), this.#starts, this.#buf, this.#view);
     if (this.#runs.length === 0) {

@@ -1,7 +1,11 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { Ordered } from "../../src/cli/ordered.ts";
 
-function collect(o: Ordered, sep = ",", map?: (t: string, tie: string) => string): string {
+function collect(
+  o: Ordered,
+  sep = ",",
+  map?: (t: string, tie: string, mark: number) => string,
+): string {
   const parts: Uint8Array[] = [];
   o.emit((b) => parts.push(b.slice()), sep, map);
   return parts.map((p) => new TextDecoder().decode(p)).join("");
@@ -61,6 +65,20 @@ Deno.test("Ordered: many sorted runs merge into the order one sort gives", () =>
   }
 });
 
+Deno.test("Ordered: each row's mark comes back with it, spilled or not", () => {
+  for (const budget of [1 << 20, 0, 40]) {
+    using o = new Ordered(budget);
+    for (let i = 0; i < 50; i++) {
+      o.add(i, `/s/h/${i}.json`, `row ${i}`, i % 3 === 0 ? NaN : i * 7);
+    }
+    const got: string[] = [];
+    collect(o, "\n", (t, tie, mark) => (got.push(`${t}|${tie}|${mark}`), t));
+    const want = Array.from({ length: 50 }, (_, j) => 49 - j)
+      .map((i) => `row ${i}|/s/h/${i}.json|${i % 3 === 0 ? NaN : i * 7}`);
+    assertEquals(got, want, `budget ${budget}`);
+  }
+});
+
 Deno.test("Ordered: memory is bounded by its budget, not by the rows added", () => {
   // Before, every row kept 36 bytes of key and offsets in memory (7 MB here, as ArrayBuffers:
   // `external`); now a spilled row leaves nothing behind but its bytes in the temp file.
@@ -94,6 +112,7 @@ Deno.test("Ordered: rows written in place (addWritten) come out as the same rows
         `/h/${r.n}.json`,
         (v, buf, at) => writeJsonElement(v, 1, buf, at),
         r,
+        NaN,
         1,
       );
     }

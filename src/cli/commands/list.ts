@@ -1,8 +1,8 @@
 /**
  * `roster list`: every registered session with its liveness; it only reads. Rows stream from
  * the store to the output: each is filtered as it is read (a row the filters refuse is never
- * judged or formatted), and the ones shown wait in order as text (../ordered.ts), so memory
- * is bounded by a row, not by the store.
+ * judged or formatted), and the ones shown wait in order as text, each with its pid for the
+ * predecessor links (../ordered.ts), so memory is bounded by a row, not by the store.
  */
 import { envVar } from "../../env.ts";
 import { lazyModule } from "../../lazy.ts";
@@ -101,7 +101,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       if (!stated && !states.has(row.liveness) && matchesFields(row, filter)) hidden++;
       return;
     }
-    if (ctx.json) ordered.addWritten(sortKey(row), row.path, writeElement, row);
+    if (ctx.json) ordered.addWritten(sortKey(row), row.path, writeElement, row, linkMark(row));
     else {ordered.add(
         sortKey(row),
         row.path,
@@ -135,7 +135,11 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     if (ordered.size === 0) ctx.out("[]");
     else {
       ctx.out("[", true);
-      ordered.emit(write, ",\n", links.empty ? undefined : (text) => links.patch(text));
+      ordered.emit(
+        write,
+        ",\n",
+        links.empty ? undefined : (text, path, pid) => links.patch(text, path, pid),
+      );
       ctx.out("\n]", true);
     }
   } else if (ordered.size === 0) ctx.err(emptyMessage(givenFilters(args), hidden));
@@ -160,15 +164,23 @@ export function sortKey(row: Row): number {
 }
 
 /**
+ * What a shown row keeps, besides its JSON, for the predecessor links: its pid, which the links
+ * are noted by (NaN for a row no link can name: no host or pid, or malformed).
+ */
+function linkMark(row: Row): number {
+  return row.malformed || row.host === null || row.session_pid === null ? NaN : row.session_pid;
+}
+
+/**
  * The predecessor links `list` shows (same host, same pid, and the same start token when the
  * link has one), found while the rows stream: the rows that name a successor are noted (few:
- * resumed sessions), and a shown row that is one of their successors gets its predecessor as
- * it is printed.
+ * resumed sessions) by their successor's pid, and a shown row kept with one of those pids
+ * (linkMark) is read again as it is printed, for its host and start token.
  */
 class Links {
   readonly #byPid = new Map<
-    string,
-    { link: SessionLink; from: NonNullable<Row["predecessor"]> }[]
+    number,
+    { host: string; link: SessionLink; from: NonNullable<Row["predecessor"]> }[]
   >();
 
   get empty(): boolean {
@@ -178,28 +190,29 @@ class Links {
   note(row: Row) {
     const next = row.successor;
     if (!next || row.host === null || row.malformed) return;
-    const key = `${row.host}\0${next.pid}`;
-    const list = this.#byPid.get(key) ?? [];
+    const list = this.#byPid.get(next.pid) ?? [];
     list.push({
+      host: row.host,
       link: next,
       from: { pid: row.session_pid!, session_id: row.session_id, path: row.path },
     });
-    this.#byPid.set(key, list);
+    this.#byPid.set(next.pid, list);
   }
 
-  /** A JSON element with its predecessor filled in when a noted row names it. */
-  patch(text: string): string {
-    const host = /^ {4}"host": (".*"),?$/m.exec(text);
-    const pid = /^ {4}"session_pid": (\d+),?$/m.exec(text);
-    if (host === null || pid === null) return text;
-    const list = this.#byPid.get(`${JSON.parse(host[1])}\0${pid[1]}`);
-    if (list === undefined) return text;
-    const row = JSON.parse(text) as Row;
-    if (row.malformed) return text;
-    const found = list.find(({ link, from }) =>
-      from.path !== row.path && (link.start_token == null || link.start_token === row.start_token)
+  /**
+   * The JSON element of the row at `path`, kept with its pid, with its predecessor filled in
+   * when a noted row names it. Such a row (few) is printed again from its element, parsed
+   * whole: JSON.parse gives back the row jsonElement printed.
+   */
+  patch(element: string, path: string, pid: number): string {
+    const list = this.#byPid.get(pid);
+    if (list === undefined) return element;
+    const row = JSON.parse(element) as Row;
+    const found = list.find(({ host, link, from }) =>
+      host === row.host && from.path !== path &&
+      (link.start_token == null || link.start_token === row.start_token)
     );
-    return found === undefined ? text : jsonElement({ ...row, predecessor: found.from });
+    return found === undefined ? element : jsonElement({ ...row, predecessor: found.from });
   }
 }
 
