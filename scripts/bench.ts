@@ -18,7 +18,8 @@
  * --sizes 1000,10000,100000, --quick (runs 5, big runs 3, sizes 1000,10000), --startup (only
  * the start-up rows: a hook command's figure in a few minutes).
  */
-import { linuxBackend, parseStat } from "../src/process/linux.ts";
+import { linuxBackend } from "../src/process/linux.ts";
+import { parseStat } from "../src/process/linux_proc.ts";
 import { placeDirName } from "../src/registry/layout.ts";
 import { V8_FLAGS } from "./build.ts";
 import { bundle, ENTRY } from "./bundle.ts";

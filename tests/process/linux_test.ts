@@ -1,7 +1,7 @@
 import { assert, assertEquals } from "../assert.ts";
+import { linuxBackend } from "../../src/process/linux.ts";
 import {
   isDeadState,
-  linuxBackend,
   normaliseStartTime,
   parseBoottimeOffset,
   parseBtime,
@@ -10,7 +10,7 @@ import {
   parseStatBytes,
   parseStatus,
   procMayHide,
-} from "../../src/process/linux.ts";
+} from "../../src/process/linux_proc.ts";
 import { spawnSleeper, tempDir } from "../helpers.ts";
 
 const tail = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 424242 20 21";

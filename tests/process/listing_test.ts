@@ -4,14 +4,13 @@
  * open of its own, but only for a process that started before the listing was taken.
  */
 import { assert, assertEquals } from "../assert.ts";
+import { linuxBackend, LISTING_AFTER } from "../../src/process/linux.ts";
 import {
-  linuxBackend,
-  LISTING_AFTER,
   parseLoadavgTasks,
   parseStat,
   parseUptimeTicks,
   tokenTicks,
-} from "../../src/process/linux.ts";
+} from "../../src/process/linux_proc.ts";
 import { libc } from "../../src/process/libc.ts";
 import { LivenessJudge } from "../../src/identity/liveness.ts";
 import {

@@ -5,7 +5,7 @@
  * roster cannot tell, so it is unknown.
  */
 import { assert, assertEquals } from "../assert.ts";
-import { parseStat } from "../../src/process/linux.ts";
+import { parseStat } from "../../src/process/linux_proc.ts";
 import { canUnshareTime, spawnSleeper } from "../helpers.ts";
 
 const PROBE = `

@@ -9,7 +9,8 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { canUnsharePid } from "../pidns.ts";
 import { cleanEnv, cliArgs, DEFAULT_TIMEOUT_MS, run, spawnSleeper, tempDir } from "../helpers.ts";
-import { linuxBackend, procShowsOwnNs } from "../../src/process/linux.ts";
+import { linuxBackend } from "../../src/process/linux.ts";
+import { procShowsOwnNs } from "../../src/process/linux_proc.ts";
 import { LivenessJudge } from "../../src/identity/liveness.ts";
 import { writeRecord } from "../../src/registry/store_write.ts";
 import type { SessionRecord } from "../../src/registry/record.ts";
