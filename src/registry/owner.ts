@@ -331,7 +331,7 @@ const RESUMES: Readonly<Record<string, ResumeSpec>> = {
   // A session that ran inside its TUI (--no-daemon) comes back the same way; a hosted one
   // through the shared server, which `codex resume` starts when none runs.
   // Its start hook runs at a session's first prompt, a resumed one's too (0.169.0): nothing
-  // registers the relaunch until a turn is sent.
+  // registers the relaunch until a turn is sent, which `codex resume <id> <PROMPT>` sends.
   codex: {
     bin: "codex",
     args: (id, hosted) => ["resume", ...(hosted ? [] : ["--no-daemon"]), id],
@@ -361,18 +361,20 @@ interface ResumeSpec {
 export interface ResumeCommand {
   argv: string[];
   env: readonly string[];
-  /** Its start hook runs only once a turn is sent, not at launch. */
+  /** Its start hook runs only once a turn is sent: its resume command takes that turn last. */
   registersAtFirstPrompt: boolean;
 }
 
 /**
  * Pure: how `agent` resumes the session `sessionId` (hosted: it ran in a shared server), or
- * why it cannot be: no id, or a harness roster has no resume command for.
+ * why it cannot be: no id, or a harness roster has no resume command for. `prompt`: its first
+ * turn, which only a harness that registers at its first prompt takes.
  */
 export function resumeCommand(
   agent: string | null,
   sessionId: string | null,
   hosted: boolean,
+  prompt: string | null = null,
 ): ResumeCommand | { problem: string } {
   const spec = agent === null ? undefined : RESUMES[agent];
   if (spec === undefined || !Object.hasOwn(RESUMES, agent!)) {
@@ -386,8 +388,12 @@ export function resumeCommand(
   if (!SAFE_ID.test(sessionId)) {
     return { problem: "the recorded session id is not one a harness would take" };
   }
+  const badPrompt = prompt?.trim() === "" || prompt?.startsWith("-");
+  if (prompt !== null && (spec.registersAtFirstPrompt !== true || badPrompt)) {
+    return { problem: `not a first prompt ${agent} would take on its command line` };
+  }
   return {
-    argv: [spec.bin, ...spec.args(sessionId, hosted)],
+    argv: [spec.bin, ...spec.args(sessionId, hosted), ...(prompt === null ? [] : [prompt])],
     env: spec.env,
     registersAtFirstPrompt: spec.registersAtFirstPrompt === true,
   };

@@ -81,6 +81,33 @@ Deno.test("resumeCommand: each pinned harness's own resume command, nothing gues
   assertMatch("problem" in none ? none.problem : "", /no session id recorded/);
 });
 
+Deno.test("resumeCommand: Codex takes its continue as the first prompt, the others none", () => {
+  const argv = (agent: string, hosted: boolean, prompt: string) => {
+    const r = resumeCommand(agent, "0199a-b", hosted, prompt);
+    return "argv" in r ? r.argv : r.problem;
+  };
+  const msg = "Roster continuation 0a1b: this session was interrupted; carry on.";
+  assertEquals(argv("codex", false, msg), ["codex", "resume", "--no-daemon", "0199a-b", msg]);
+  assertEquals(argv("codex", true, msg), ["codex", "resume", "0199a-b", msg]);
+  const codex = resumeCommand("codex", "0199a-b", false);
+  assertEquals("argv" in codex && codex.registersAtFirstPrompt, true);
+  // The others are continued once their hooks say they are idle: no prompt on the command line.
+  for (const agent of ["claude", "pi", "gemini"]) {
+    assertEquals(
+      argv(agent, false, msg),
+      `not a first prompt ${agent} would take on its command line`,
+    );
+    const r = resumeCommand(agent, "0199a-b", false);
+    assertEquals("argv" in r && r.registersAtFirstPrompt, false);
+  }
+  // A prompt that could read as a flag, or says nothing, is not passed.
+  assertMatch(
+    String(argv("codex", false, "--dangerously-bypass-approvals-and-sandbox")),
+    /not a first prompt codex would take/,
+  );
+  assertMatch(String(argv("codex", false, " ")), /not a first prompt codex would take/);
+});
+
 Deno.test("selectSessions: what is relaunched, and why the rest is not", async (t) => {
   await t.step("a crashed session is relaunched with its harness's command", () => {
     assertEquals(select([row({})]), [[100, "relaunch", "dead (exited)", [

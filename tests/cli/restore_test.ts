@@ -42,6 +42,9 @@ interface Report {
   successor_pid?: number | null;
   pane?: string | null;
   failures: number;
+  continued?: boolean | null;
+  continue_reason?: string | null;
+  continuation_id?: string | null;
 }
 
 /**
@@ -91,6 +94,24 @@ fi
 while :; do sleep 1; done
 `,
   );
+  // `codex resume [--no-daemon] SID [PROMPT]`, as Codex 0.169 takes it: its start hook runs at
+  // the first prompt, so it registers only when given PROMPT. Each launch logs its id, how many
+  // continues the ledger held claimed as it started, and its prompt; it dies at once while
+  // LOG/die-SID exists.
+  executable(
+    `${bin}/codex`,
+    `#!/bin/bash
+LOG=${shq(log)}
+[ "$1" = resume ] && shift
+[ "$1" = --no-daemon ] && shift
+sid=$1 prompt=\${2:-}
+claims=$(ls "$ROSTER_HOME/continuations" 2>/dev/null | grep -c '[.]claim$')
+printf '%s\t%s\t%s\n' "$sid" "$claims" "$prompt" >>"$LOG/codex"
+if [ -e "$LOG/die-$sid" ]; then echo "No saved session found with ID $sid"; exit 1; fi
+if [ -n "$prompt" ]; then roster register --pid $$ --agent codex --session-id "$sid" --quiet || exit 3; fi
+while :; do sleep 1; done
+`,
+  );
   const env: Record<string, string> = {
     PATH: `${bin}:/usr/local/bin:/usr/bin:/bin`,
     HOME: home,
@@ -123,6 +144,9 @@ while :; do sleep 1; done
     sh,
     restore,
     launches: () => readOr(`${log}/launches`).split("\n").filter((l) => l !== ""),
+    /** The stand-in codex's launches: its id, the claims the ledger held then, its prompt. */
+    codexLaunches: () =>
+      readOr(`${log}/codex`).split("\n").filter((l) => l !== "").map((l) => l.split("\t")),
     async rows(): Promise<Record<string, unknown>[]> {
       const r = await sh(`${bin}/roster`, ["list", "--all", "--json"]);
       assertEquals(r.code, 0, r.stderr);
@@ -165,6 +189,27 @@ async function crashed(m: Machine, sid: string): Promise<number> {
   child.kill("SIGKILL");
   await child.status;
   return child.pid;
+}
+
+/** A Codex session with the id `sid`, registered (as at its first prompt) and then killed. */
+async function crashedCodex(m: Machine, sid: string): Promise<number> {
+  const cwd = `${m.home}/work/${sid}`;
+  Deno.mkdirSync(cwd, { recursive: true });
+  const sleeper = spawnSleeper();
+  const reg = await m.sh(`${m.bin}/roster`, [
+    "register",
+    "--pid",
+    String(sleeper.pid),
+    "--agent",
+    "codex",
+    "--session-id",
+    sid,
+    "--cwd",
+    cwd,
+  ]);
+  assertEquals(reg.code, 0, reg.stderr);
+  await sleeper.kill();
+  return sleeper.pid;
 }
 
 const rowOf = (rows: Record<string, unknown>[], pid: number) =>
@@ -564,5 +609,82 @@ Deno.test({
         assertEquals(await person.pane(), resumed);
       },
     );
+  },
+});
+
+Deno.test({
+  name: "restore: Codex's continue is claimed before its relaunch and goes as its first prompt",
+  ...opts,
+  async fn(t) {
+    await using root = await tempDir();
+    await using m = await machine(root.path);
+    const on = await m.sh(`${m.bin}/roster`, ["continuation-mode", "on"]);
+    assertEquals(on.code, 0, on.stderr);
+    const pid = await crashedCodex(m, "C-a");
+    await t.step("--dry-run shows the resume command and says the continue is added", async () => {
+      const r = await m.restore(["--dry-run"]);
+      assertEquals(r.code, 0, r.stderr);
+      assertMatch(
+        r.stdout,
+        /would relaunch codex \d+ \(C-a\): codex resume --no-daemon C-a \(dead \(exited\)\), with its continue as the last argument when a real run claims one/,
+      );
+      assertEquals(m.codexLaunches(), []);
+    });
+    await t.step(
+      "the relaunch gets the claimed continue as its prompt, and registers",
+      async () => {
+        const r = await m.restore(["--json"]);
+        assertEquals(r.code, 0, r.stdout + r.stderr);
+        const [o] = JSON.parse(r.stdout) as Report[];
+        assertEquals([o.result, o.continued, o.continue_reason], ["restored", true, null]);
+        const id = o.continuation_id!;
+        assertMatch(id, /^[0-9a-f]+$/);
+        const [launch] = m.codexLaunches();
+        // The claim was in the ledger before the command started.
+        assertEquals(launch.slice(0, 2), ["C-a", "1"]);
+        assertMatch(
+          launch[2],
+          new RegExp(`^Roster continuation ${id}: .*Continuation id: ${id}[.]$`),
+        );
+        // The command reported is the one run, prompt and all.
+        assertEquals(o.command, ["codex", "resume", "--no-daemon", "C-a", launch[2]]);
+        const old = rowOf(await m.rows(), pid)!;
+        assertEquals(old.reason, "resumed");
+        assertEquals((old.successor as { pid: number }).pid, o.successor_pid);
+      },
+    );
+    await t.step("a rerun sends nothing again", async () => {
+      const r = await m.restore(["--json"]);
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals((JSON.parse(r.stdout) as Report[])[0].result, "skipped");
+      assertEquals(m.codexLaunches().length, 1);
+    });
+    const dies = await crashedCodex(m, "C-b");
+    Deno.writeTextFileSync(`${m.log}/die-C-b`, "");
+    await t.step("a relaunch that fails after its claim says the continue is spent", async () => {
+      const r = await m.restore(["--json", "--session-id", "C-b"]);
+      assertEquals(r.code, 1, r.stdout + r.stderr);
+      const [o] = JSON.parse(r.stdout) as Report[];
+      assertEquals([o.session_pid, o.result, o.failures], [dies, "failed", 1]);
+      assertMatch(
+        o.reason,
+        /^exited.*; its continue \(continuation [0-9a-f]+\) went with this relaunch as its first prompt and is spent: it may or may not have reached the model, and it is never sent again \(at most once\)$/,
+      );
+      const launch = m.codexLaunches().at(-1)!;
+      assertEquals(launch.slice(0, 2), ["C-b", "2"]);
+      assertMatch(launch[2], /^Roster continuation /);
+      assertEquals(o.command, ["codex", "resume", "--no-daemon", "C-b", launch[2]]);
+    });
+    await t.step("the retry relaunches it without a continue: at most once", async () => {
+      Deno.removeSync(`${m.log}/die-C-b`);
+      const r = await m.restore(["--json", "--session-id", "C-b"]);
+      assertEquals(r.code, 0, r.stdout + r.stderr);
+      const [o] = JSON.parse(r.stdout) as Report[];
+      assertEquals([o.result, o.continued, o.continuation_id], ["restored", false, null]);
+      assertMatch(o.continue_reason!, /already claimed/);
+      assertEquals(o.command, ["codex", "resume", "--no-daemon", "C-b"]);
+      assertEquals(m.codexLaunches().at(-1), ["C-b", "2", ""]);
+      assertEquals(m.codexLaunches().length, 3);
+    });
   },
 });

@@ -23,6 +23,8 @@ Deno.test({
         noDaemon: true,
         sandbox: false,
         harnessEnv: { MOCK_API_KEY: "sk-mock" },
+        expectContinue: true,
+        inTool: true,
       } as Parameters<typeof crashAndRestore>[4],
     );
   },
@@ -42,6 +44,8 @@ Deno.test({
         sandbox: false,
         killServer: true,
         harnessEnv: { MOCK_API_KEY: "sk-mock" },
+        expectContinue: true,
+        inTool: true,
       } as Parameters<typeof crashAndRestore>[4],
     );
   },

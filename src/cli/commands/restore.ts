@@ -48,6 +48,13 @@ export interface RestoreReport {
 
 const envOf = (name: string) => Deno.env.get(name);
 
+/**
+ * What a dry run adds for a harness that takes its continue as the resume command's prompt: the
+ * continue is claimed only by a real run, so the command shown lacks it (--print's too: a
+ * command a person runs from there sends none).
+ */
+const FIRST_PROMPT = ", with its continue as the last argument when a real run claims one";
+
 function values(args: Parsed, name: string): string[] {
   return args.all(name).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v);
 }
@@ -137,7 +144,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       for (const c of chosen) {
         ctx.out(
           c.action === "relaunch"
-            ? `would relaunch ${describe(c.row)}: ${c.command!.join(" ")} (${c.reason})`
+            ? `would relaunch ${describe(c.row)}: ${c.command!.join(" ")} (${c.reason})` +
+              (c.registersAtFirstPrompt ? FIRST_PROMPT : "")
             : `skip ${describe(c.row)}: ${c.reason}`,
         );
       }
@@ -162,6 +170,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       }
       const env = relaunchEnv(c, ctx.home, envOf);
       const out = await relaunch(place, c, env, timing, progress);
+      // The command as run: a first prompt (the continue, for Codex) is part of it.
+      if (out.command !== null) r.command = out.command;
       if (out.ok) {
         r.result = "restored";
         r.successor_pid = out.restored.successorPid;

@@ -2,18 +2,21 @@
  * `roster restore`'s flow for one session: plan its continue, relaunch it with its harness's
  * resume command in a tmux window, see its start hook register it and it still run a few
  * seconds later, and only then link it and release the plan; later, once its hooks say it is
- * idle, claim and type the one continue. A relaunch that fails is reported with its reason
- * and left restorable.
+ * idle, claim and type the one continue. A harness whose start hook runs only at its first
+ * prompt (Codex) gets its continue claimed before the relaunch, as the resume command's
+ * prompt. A relaunch that fails is reported with its reason and left restorable.
  *
  * Over 400 lines: one session's restore is one sequence (plan, relaunch, verify, link, release,
  * continue) whose steps share the session's state; split, each part would pass it all along.
  */
-import { checkContinuation } from "../../continuation/check.ts";
+import { checkContinuation, type CheckResult } from "../../continuation/check.ts";
 import { createPlan, releasePlan } from "../../continuation/plan.ts";
+import type { Decision } from "../../continuation/rules.ts";
 import type { Plan, ToolCall } from "../../continuation/schema.ts";
 import { readPaneFacts, withPaneFacts } from "../../continuation/tmux.ts";
 import { RosterError, UsageError } from "../../errors.ts";
 import { type LivenessJudge, LivenessJudge as Judge } from "../../identity/liveness.ts";
+import { resumeCommand } from "../../registry/owner.ts";
 import type { Row } from "../../registry/row.ts";
 import { forEachRow } from "../../registry/scan.ts";
 import { resumeSession } from "../../registry/store_update.ts";
@@ -31,6 +34,7 @@ import {
   RESTORE_SESSION,
   serverStartedMs,
   sessionOfPane,
+  startIn,
   typeInto,
 } from "./tmux.ts";
 
@@ -55,7 +59,10 @@ export interface Timing {
 
 /** One relaunch that came up: what the continue needs. */
 export interface Restored {
-  /** The successor's record; null for a harness that registers only at its first prompt. */
+  /**
+   * The successor's record; null for a harness that registers only at its first prompt,
+   * relaunched without one (no continue went with it).
+   */
   successor: Row | null;
   /** The crashed session's record (what its hooks recorded before it died). */
   predecessor: Row;
@@ -66,11 +73,18 @@ export interface Restored {
   plan: Plan | null;
   /** Why there is no plan, when there is none. */
   noPlan: string | null;
+  /**
+   * What became of the continue of a harness that registers at its first prompt, decided
+   * before the relaunch (sent: it went as the resume command's prompt); null: sendContinue
+   * decides once the session's hooks say it is idle.
+   */
+  firstPrompt: ContinueResult | null;
 }
 
+/** `command`: the argv run in the window, null when nothing was started. */
 export type RelaunchResult =
-  | { ok: true; restored: Restored }
-  | { ok: false; reason: string; failures: number };
+  | { ok: true; restored: Restored; command: string[] }
+  | { ok: false; reason: string; failures: number; command: string[] | null };
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
@@ -228,21 +242,62 @@ export async function relaunch(
     if (!(err instanceof UsageError)) throw err;
     noPlan = err.message;
   }
+  let command: string[] | null = null;
+  /** Said of every failure once the continue went with the relaunch: it is spent. */
+  let spent = "";
   const fail = (reason: string): RelaunchResult => {
-    const a = recordFailure(place.dir, c.key, reason, timing.maxFailures);
-    return { ok: false, reason, failures: a.failures };
+    const a = recordFailure(place.dir, c.key, reason + spent, timing.maxFailures);
+    return { ok: false, reason: reason + spent, failures: a.failures, command };
   };
   const session = await targetSession(row);
   const since = Date.now() - 1_000;
-  let opened;
+  let pane: string;
   try {
-    opened = await openWindow(session, windowName(row), row.cwd!, env, c.command!);
+    pane = await openWindow(session, windowName(row), row.cwd!);
   } catch (err) {
     if (!(err instanceof RosterError)) throw err;
     return fail(err.message);
   }
+  let argv = c.command!;
+  let firstPrompt: ContinueResult | null = null;
+  if (c.registersAtFirstPrompt) {
+    let first: { result: ContinueResult; message: string | null };
+    try {
+      first = plan === null
+        ? { result: notSent(noPlan!), message: null }
+        : await continueAsPrompt(place, c, pane, since, timing);
+    } catch (err) {
+      // The pane could not be read, the lock not taken: nothing was started.
+      if (!(err instanceof RosterError)) throw err;
+      await closeWindow(pane);
+      return fail(err.message);
+    }
+    firstPrompt = first.result;
+    if (first.message !== null) {
+      spent = `; its continue (continuation ${first.result.continuation_id}) went with this ` +
+        "relaunch as its first prompt and is spent: it may or may not have reached the model, " +
+        "and it is never sent again (at most once)";
+      const resume = resumeCommand(row.agent, row.session_id, row.hosted === true, first.message);
+      if ("problem" in resume) {
+        await closeWindow(pane);
+        return fail(resume.problem);
+      }
+      argv = resume.argv;
+    }
+  }
+  let pid: number;
+  try {
+    pid = await startIn(pane, row.cwd!, env, argv);
+    command = argv;
+  } catch (err) {
+    if (!(err instanceof RosterError)) throw err;
+    // respawn-pane failed: nothing was started, and the pane is the placeholder's or gone.
+    await closeWindow(pane);
+    return fail(err.message);
+  }
+  const opened = { pane, pid };
   progress(
-    `relaunching ${describe(row)} in ${session} (pane ${opened.pane}): ${c.command!.join(" ")}`,
+    `relaunching ${describe(row)} in ${session} (pane ${pane}): ${argv.map(shq).join(" ")}`,
   );
   /** Null while the pane's command runs; else how it ended, `when` it did, and its last lines. */
   const gone = async (when = ""): Promise<string | null> => {
@@ -260,8 +315,10 @@ export async function relaunch(
     return `exited${status === null ? "" : ` with status ${status}`}${when}` +
       (lines ? `: ${lines}` : "");
   };
-  if (c.registersAtFirstPrompt) {
-    return await upWithoutHook(place, c, opened, plan, noPlan, timing, gone, fail);
+  // Without its first prompt, nothing registers it: it is up when its process keeps running.
+  if (firstPrompt !== null && !firstPrompt.sent) {
+    const up = await upWithoutHook(place, c, opened, timing, gone, fail);
+    return up.ok ? { ...up, restored: { ...up.restored, noPlan, firstPrompt } } : up;
   }
   const deadline = Date.now() + timing.registerMs;
   let successor: Row | null = null;
@@ -298,10 +355,14 @@ export async function relaunch(
     start_token: successor.start_token,
     session_id: successor.session_id,
   });
-  if (plan !== null) plan = await releasePlan(place.ledger, place.judge, c.key, opened.pane);
+  // Released before the relaunch when its continue went as the first prompt.
+  if (plan !== null && firstPrompt === null) {
+    plan = await releasePlan(place.ledger, place.judge, c.key, opened.pane);
+  }
   clearAttempts(place.dir, c.key);
   return {
     ok: true,
+    command: argv,
     restored: {
       successor,
       predecessor: row,
@@ -310,21 +371,103 @@ export async function relaunch(
       openedMs: since,
       plan,
       noPlan,
+      firstPrompt,
     },
   };
 }
 
+const notSent = (reason: string): ContinueResult => ({
+  sent: false,
+  reason,
+  continuation_id: null,
+});
+
+/** A verdict that sends no continue, as the report gives it. */
+function verdictReason(v: Decision): string {
+  const detail = "detail" in v && v.detail ? ` (${v.detail})` : "";
+  return `${v.kind}: ${"reason" in v ? v.reason : ""}${detail}`;
+}
+
 /**
- * A harness whose start hook runs only at a session's first prompt (Codex): nothing registers
- * the relaunch, so it is up when the process restore started still runs after the settle time;
- * that process is the successor the old record is linked to.
+ * One claiming continuation-check of the restore's key for the session in `pane`: the rules
+ * decide, on facts roster gathers itself (the pane read by roster, per pane: a key in another
+ * pane, the one `roster restore` was typed in, is not this one's; any key into this pane since
+ * restore opened it, `openedMs`, is a person at it).
+ */
+async function claimFor(
+  place: Place,
+  plan: Plan,
+  pane: string,
+  sessionId: string | null,
+  openedMs: number,
+): Promise<CheckResult> {
+  return await checkContinuation({
+    dir: place.ledger,
+    home: place.home,
+    key: plan.key,
+    judge: freshJudge(place.judge),
+    claim: true,
+    planToken: plan.token,
+    note: () => {},
+    facts: {
+      ack_resumed: true,
+      session_id: sessionId,
+      pane_key: pane,
+      last_entry_id: null,
+      idle: true,
+      pending_messages: 0,
+      prompt_open: false,
+      editor_text: null,
+      user_active: false,
+      watchdog_pid: null,
+    },
+    look: (f) => withPaneFacts(f, readPaneFacts(pane, Date.now(), openedMs)),
+  });
+}
+
+/**
+ * The continue of a harness whose hooks run only from its first prompt (Codex): no hook of a
+ * relaunch could say it is idle before a turn is sent, so the continue is that first turn, the
+ * resume command's prompt, which the harness sends itself once the session is loaded (its own
+ * readiness stands in for the idle fact). It is claimed BEFORE the relaunch, under the same
+ * rules as any, for the pane just opened (nothing runs in it yet) and the plan released with
+ * it: from the claim on it is spent, whatever becomes of the relaunch, so two restores, or a
+ * retry of one that failed, never send it twice (at most once beats at least once).
+ */
+async function continueAsPrompt(
+  place: Place,
+  c: Candidate,
+  pane: string,
+  openedMs: number,
+  timing: Timing,
+): Promise<{ result: ContinueResult; message: string | null }> {
+  const released = await releasePlan(place.ledger, place.judge, c.key, pane);
+  const deadline = Date.now() + timing.continueMs;
+  for (;;) {
+    const result = await claimFor(place, released, pane, c.row.session_id, openedMs);
+    const v = result.verdict;
+    if (v.kind === "dispatch" && result.claimed) {
+      const { id, message } = result.claimed;
+      return { result: { sent: true, reason: null, continuation_id: id }, message };
+    }
+    // Spacing after another dispatch, or the lock busy: soon.
+    if (v.kind === "wait" && Date.now() < deadline) {
+      await sleep(Math.max(200, Math.min(v.until - Date.now(), deadline - Date.now())));
+      continue;
+    }
+    return { result: notSent(verdictReason(v)), message: null };
+  }
+}
+
+/**
+ * A harness whose start hook runs only at a session's first prompt (Codex), relaunched without
+ * one: nothing registers it, so it is up when the process restore started still runs after the
+ * settle time; that process is the successor the old record is linked to.
  */
 async function upWithoutHook(
   place: Place,
   c: Candidate,
   opened: { pane: string; pid: number },
-  plan: Plan | null,
-  noPlan: string | null,
   timing: Timing,
   gone: (when?: string) => Promise<string | null>,
   fail: (reason: string) => RelaunchResult,
@@ -342,12 +485,10 @@ async function upWithoutHook(
     start_token: probe.info.startToken,
     session_id: c.row.session_id,
   });
-  if (plan !== null) plan = await releasePlan(place.ledger, place.judge, c.key, opened.pane);
   clearAttempts(place.dir, c.key);
-  const why = `${c.row.agent} registers a resumed session only at its first prompt, so its ` +
-    "hooks cannot say it is idle before a turn is sent: no continue is typed";
   return {
     ok: true,
+    command: c.command!,
     restored: {
       successor: null,
       predecessor: c.row,
@@ -355,7 +496,8 @@ async function upWithoutHook(
       pane: opened.pane,
       openedMs: Date.now(),
       plan: null,
-      noPlan: noPlan ?? why,
+      noPlan: null,
+      firstPrompt: null,
     },
   };
 }
@@ -460,6 +602,7 @@ export async function sendContinue(
   timing: Timing,
 ): Promise<ContinueResult> {
   const { plan, pane, successor } = restored;
+  if (restored.firstPrompt !== null) return restored.firstPrompt;
   if (plan === null || successor === null) {
     return { sent: false, reason: restored.noPlan, continuation_id: null };
   }
@@ -478,31 +621,7 @@ export async function sendContinue(
       await sleep(500);
       continue;
     }
-    const judge = freshJudge(place.judge);
-    const result = await checkContinuation({
-      dir: place.ledger,
-      home: place.home,
-      key: plan.key,
-      judge,
-      claim: true,
-      planToken: plan.token,
-      note: () => {},
-      facts: {
-        ack_resumed: true,
-        session_id: now.session_id,
-        pane_key: pane,
-        last_entry_id: null,
-        idle: true,
-        pending_messages: 0,
-        prompt_open: false,
-        editor_text: null,
-        user_active: false,
-        watchdog_pid: null,
-      },
-      // Per pane: a key in another pane (the one `roster restore` was typed in) is not this
-      // one's; any key into this pane since restore opened it is a person at it.
-      look: (f) => withPaneFacts(f, readPaneFacts(pane, Date.now(), restored.openedMs)),
-    });
+    const result = await claimFor(place, plan, pane, now.session_id, restored.openedMs);
     const v = result.verdict;
     if (v.kind === "dispatch" && result.claimed) {
       const typedAt = Date.now();
@@ -518,8 +637,7 @@ export async function sendContinue(
       await sleep(500);
       continue;
     }
-    const detail = "detail" in v && v.detail ? ` (${v.detail})` : "";
-    return none(`${v.kind}: ${"reason" in v ? v.reason : ""}${detail}`);
+    return none(verdictReason(v));
   }
   return none(`gave up after ${timing.continueMs / 1000} s: ${last}`);
 }

@@ -83,26 +83,15 @@ export async function hasSession(name: string): Promise<boolean> {
   return (await tmux(["has-session", "-t", `=${name}`])).code === 0;
 }
 
-export interface Opened {
-  pane: string;
-  /** The pid of the pane's first process: the relaunched command. */
-  pid: number;
-}
-
 /**
- * Opens a window in `session` (creating that session, and a server, when there is none) and
- * runs `argv` in it in `cwd` with `env` set, exec'd without a shell. The window keeps its pane
- * when the command exits (remain-on-exit) until keepWindow: a relaunch that dies at once
- * leaves its exit status and last lines to read. A placeholder holds the pane while the
- * option is set, so the command cannot exit before it is.
+ * Opens a window in `session` (creating that session, and a server, when there is none) in
+ * `cwd`, and returns its pane. The window keeps its pane when the command started in it exits
+ * (remain-on-exit) until keepWindow: a relaunch that dies at once leaves its exit status and
+ * last lines to read. A placeholder holds the pane until startIn replaces it, so the command
+ * cannot exit before the option is set, and the pane exists (and is the identity a continue
+ * names) before the command is decided.
  */
-export async function openWindow(
-  session: string,
-  name: string,
-  cwd: string,
-  env: [string, string][],
-  argv: string[],
-): Promise<Opened> {
+export async function openWindow(session: string, name: string, cwd: string): Promise<string> {
   const placeholder = ["sleep", "600"];
   const where = (await hasSession(session))
     ? ["new-window", "-d", "-t", `=${session}:`, "-n", name]
@@ -113,15 +102,27 @@ export async function openWindow(
   );
   const pane = out.trim();
   await must(["set-option", "-w", "-t", pane, "remain-on-exit", "on"], "keep the window");
+  return pane;
+}
+
+/**
+ * Runs `argv` in the pane openWindow opened, in `cwd` with `env` set, exec'd without a shell;
+ * returns the pid of the pane's first process: the relaunched command.
+ */
+export async function startIn(
+  pane: string,
+  cwd: string,
+  env: [string, string][],
+  argv: string[],
+): Promise<number> {
   const envArgs = env.flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   await must(
     ["respawn-pane", "-k", "-t", pane, "-c", cwd, ...envArgs, ...argv],
     "start the command in its window",
   );
-  const pid = Number(
+  return Number(
     (await must(["display-message", "-p", "-t", pane, "#{pane_pid}"], "read the pane")).trim(),
   );
-  return { pane, pid };
 }
 
 export interface PaneState {
