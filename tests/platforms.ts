@@ -90,7 +90,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/cli/doctor_fire_test.ts": "executables on PATH by POSIX mode, symlinks",
   "tests/cli/man_test.ts": "mandoc and man-db from Debian",
   "tests/cli/list_output_test.ts": "spawns sleep as sessions",
-  "tests/cli/ordered_test.ts": "finds the unlinked spill file through /proc/self/fd",
+  "tests/cli/external_sort_test.ts": "finds the unlinked spill file through /proc/self/fd",
   "tests/cli/schema_test.ts": "spawns sleep as sessions",
   "tests/cli/wait_test.ts": "spawns sleep; the pidfd path is Linux's",
   "tests/cli/activity_test.ts": "spawns sleep as the session and judges it through /proc",

@@ -1,7 +1,7 @@
 /**
  * A row as `list --json` and `prune --json` print it: one element of a JSON array indented by
  * two spaces, terminal-safe (./terminal.ts). `jsonElement` makes it as a string;
- * `writeJsonElement` writes the same bytes as UTF-8 straight into a buffer (../ordered.ts
+ * `writeJsonElement` writes the same bytes as UTF-8 straight into a buffer (../external_sort.ts
  * keeps rows as bytes), with no string per row, no escape pass over the whole text and no
  * encoding call: at 100,000 records, the string, its escape and its encoding cost about 3.5 us
  * a row, more than a third of what roster adds to the floor's I/O.

@@ -39,7 +39,7 @@ const fileOf = (record: SessionRecord) =>
 const REGISTER_CLEANUP_LIMIT = 8;
 
 /** What the lifecycle needs from the caller: the retention window and open continuations. */
-export interface Keeping {
+export interface Retention {
   retentionMs: number;
   /**
    * Whether a continuation still holds this row (its key is not finished). Asked only of a row
@@ -70,7 +70,7 @@ export async function writeRecord(
   home: string,
   record: SessionRecord,
   judge: LivenessJudge,
-  keeping: Keeping = { retentionMs: DEFAULT_RETENTION_MS, held: () => false },
+  retention: Retention = { retentionMs: DEFAULT_RETENTION_MS, held: () => false },
   now = Date.now(),
 ): Promise<{ path: string; record: SessionRecord }> {
   requireOwnProc(judge.backend, `register pid ${record.session_pid}`);
@@ -118,15 +118,15 @@ export async function writeRecord(
       // Records whose continuation could not be judged yet: kept (and queued again) by the
       // sweep, then looked at once more with the ledger loaded.
       const later: string[] = [];
-      const unloaded = keeping.load === undefined ? null : later;
+      const unloaded = retention.load === undefined ? null : later;
       sweep(
         dir,
         REGISTER_CLEANUP_LIMIT,
-        (stem) => cleanUp(dir, dirName, stem, judge, keeping, now, unloaded),
+        (stem) => cleanUp(dir, dirName, stem, judge, retention, now, unloaded),
       );
-      if (later.length > 0 && keeping.load) {
-        await keeping.load();
-        for (const stem of later) cleanUp(dir, dirName, stem, judge, keeping, now, null);
+      if (later.length > 0 && retention.load) {
+        await retention.load();
+        for (const stem of later) cleanUp(dir, dirName, stem, judge, retention, now, null);
       }
     });
   } catch { /* best effort: a failed cleanup never fails the registration */ }
@@ -161,7 +161,7 @@ export function keptOnRefresh(old: SessionRecord, fresh: SessionRecord): Session
 
 /**
  * Register's cleanup of one queued record (`<stem>.json`), under the lock: re-read and judged
- * with a fresh probe, then stamped, removed or kept as the lifecycle says. Until `keeping.load`
+ * with a fresh probe, then stamped, removed or kept as the lifecycle says. Until `retention.load`
  * has run (`later` given), a record that names a continuation cannot be judged: it is kept, as
  * if held, and its name added to `later`.
  */
@@ -170,7 +170,7 @@ function cleanUp(
   dirName: string,
   stem: string,
   judge: LivenessJudge,
-  keeping: Keeping,
+  retention: Retention,
   now: number,
   later: string[] | null,
 ): Examined {
@@ -180,11 +180,11 @@ function cleanUp(
   let unknown = false;
   const held = (r: Row) => {
     if (r.continuation == null) return false;
-    if (later === null) return keeping.held(r);
+    if (later === null) return retention.held(r);
     unknown = true;
     return true;
   };
-  const action = cleanupAction(row, now, keeping.retentionMs, held);
+  const action = cleanupAction(row, now, retention.retentionMs, held);
   if (unknown) later!.push(stem);
   if (action === "stamp" && entry.ok) {
     try {

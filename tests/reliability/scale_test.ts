@@ -255,7 +255,7 @@ Deno.test("scale: register's cleanup takes its candidates from the queue, never 
 });
 
 Deno.test("scale: list and prune whose temp file cannot grow still print every row", async (t) => {
-  // Past 2 MiB of output rows go to a temp file (src/cli/ordered.ts). When that file could not
+  // Past 2 MiB of output rows go to a temp file (src/cli/external_sort.ts). When that file could not
   // grow (a full disk: ENOSPC; here a file size limit: EFBIG, the same failed write), list
   // failed, and prune failed after removing records: exit 1 and no report of what it removed.
   await using home = await tempDir();

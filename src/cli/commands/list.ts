@@ -2,7 +2,7 @@
  * `roster list`: every registered session with its liveness; it only reads. Rows stream from
  * the store to the output: each is filtered as it is read (a row the filters refuse is never
  * judged or formatted), and the ones shown wait in order as text, each with its pid for the
- * predecessor links (../ordered.ts), so memory is bounded by a row, not by the store.
+ * predecessor links (../external_sort.ts), so memory is bounded by a row, not by the store.
  */
 import { envVar } from "../../env.ts";
 import { lazyModule } from "../../lazy.ts";
@@ -23,7 +23,7 @@ import {
   parseColumns,
   WIDE_COLUMNS,
 } from "../list_view.ts";
-import { Ordered } from "../ordered.ts";
+import { ExternalSort } from "../external_sort.ts";
 import { Table, useColour } from "../table.ts";
 import { jsonElement, writeJsonElement } from "../json_element.ts";
 
@@ -92,7 +92,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     width: terminalWidth(),
     sourced: discover,
   });
-  using ordered = new Ordered();
+  using shown = new ExternalSort();
   const links = new Links();
   // Rows left out by the default states alone (ended sessions): the empty message counts them.
   let hidden = 0;
@@ -101,8 +101,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       if (!stated && !states.has(row.liveness) && matchesFields(row, filter)) hidden++;
       return;
     }
-    if (ctx.json) ordered.addWritten(sortKey(row), row.path, writeElement, row, linkMark(row));
-    else {ordered.add(
+    if (ctx.json) shown.addWritten(sortKey(row), row.path, writeElement, row, linkMark(row));
+    else {shown.add(
         sortKey(row),
         row.path,
         quiet ? String(row.session_pid ?? "?") : table!.cells(row),
@@ -132,30 +132,30 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   }
   const write = (bytes: Uint8Array) => ctx.stdout.bytes(bytes);
   if (ctx.json) {
-    if (ordered.size === 0) ctx.out("[]");
+    if (shown.size === 0) ctx.out("[]");
     else {
       ctx.out("[", true);
-      ordered.emit(
+      shown.emit(
         write,
         ",\n",
         links.empty ? undefined : (text, path, pid) => links.patch(text, path, pid),
       );
       ctx.out("\n]", true);
     }
-  } else if (ordered.size === 0) ctx.err(emptyMessage(givenFilters(args), hidden));
+  } else if (shown.size === 0) ctx.err(emptyMessage(givenFilters(args), hidden));
   else if (quiet) {
-    ordered.emit(write, "\n");
+    shown.emit(write, "\n");
     ctx.out("", true);
   } else {
     const header = table!.header();
     if (header !== null) ctx.out(header, true);
-    ordered.emit(write, "\n", (text) => table!.line(text));
+    shown.emit(write, "\n", (text) => table!.line(text));
     ctx.out("", true);
   }
   return 0;
 }
 
-/** A row's JSON element, written into Ordered's buffer as it is added. */
+/** A row's JSON element, written into ExternalSort's buffer as it is added. */
 const writeElement = (row: Row, buf: Uint8Array, at: number) => writeJsonElement(row, 1, buf, at);
 
 /** A row's place in the registry's order: its registration time, newest first. */

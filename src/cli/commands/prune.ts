@@ -2,7 +2,7 @@
  * `roster prune`: remove ended records no restore needs (unless a continuation holds them),
  * crashed ones a restore could bring back only past retention or with `--include-crashed`,
  * parked and unknown ones only past an explicit age; list what was removed. The removed rows
- * wait in order as text (../ordered.ts), so a prune of any size reports every one of them in
+ * wait in order as text (../external_sort.ts), so a prune of any size reports every one of them in
  * memory bounded by a row.
  */
 import { whyNotRestorable } from "../../registry/restorable.ts";
@@ -10,9 +10,9 @@ import type { Row } from "../../registry/row.ts";
 import { prune } from "../../registry/scan.ts";
 import { parseDuration } from "../../time.ts";
 import type { Parsed } from "../args.ts";
-import { keeping } from "../keeping.ts";
+import { readRetention } from "../retention.ts";
 import type { Context } from "../context.ts";
-import { Ordered } from "../ordered.ts";
+import { ExternalSort } from "../external_sort.ts";
 import { printable } from "../terminal.ts";
 import { writeJsonElement } from "../json_element.ts";
 import { sortKey } from "./list.ts";
@@ -24,15 +24,15 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const older = args.get("older-than");
   const olderThanMs = older === undefined ? null : parseDuration(older, "--older-than", true);
   // Read first: a bad $ROSTER_RETENTION is a usage error before any removal.
-  const keep = keeping();
+  const retention = readRetention();
   const now = Date.now();
   // --include-crashed: no row is kept for a restore.
   const restorable = args.has("include-crashed")
     ? () => false
-    : (row: Row) => whyNotRestorable(row, now, keep.retentionMs) === null;
+    : (row: Row) => whyNotRestorable(row, now, retention.retentionMs) === null;
   const dryRun = args.has("dry-run");
   const quiet = !ctx.json && args.has("quiet");
-  using removed = new Ordered();
+  using removed = new ExternalSort();
   const onRemoved = (r: Row) => {
     if (ctx.json) removed.addWritten(sortKey(r), r.path, writeElement, r);
     else {
@@ -43,13 +43,13 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       );
     }
   };
-  await keep.load?.();
+  await retention.load?.();
   const counts = await prune(
     ctx.home,
     await ctx.judge(),
     { olderThanMs },
     dryRun,
-    keep.held,
+    retention.held,
     restorable,
     onRemoved,
     now,

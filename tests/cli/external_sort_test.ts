@@ -1,8 +1,8 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { Ordered } from "../../src/cli/ordered.ts";
+import { ExternalSort } from "../../src/cli/external_sort.ts";
 
 function collect(
-  o: Ordered,
+  o: ExternalSort,
   sep = ",",
   map?: (t: string, tie: string, mark: number) => string,
 ): string {
@@ -11,7 +11,7 @@ function collect(
   return parts.map((p) => new TextDecoder().decode(p)).join("");
 }
 
-Deno.test("Ordered: newest first, ties by path, no time last; the same whether spilled or not", () => {
+Deno.test("ExternalSort: newest first, ties by path, no time last; the same whether spilled or not", () => {
   const rows: [number, string, string][] = [
     [2, "/s/h/10.json", "b10"],
     [5, "/s/h/3.json", "a3"],
@@ -23,19 +23,19 @@ Deno.test("Ordered: newest first, ties by path, no time last; the same whether s
   ];
   const expected = "ü✓,a3,b99,b10,b9,z1,zx";
   for (const budget of [1 << 20, 0, 3]) {
-    using o = new Ordered(budget);
+    using o = new ExternalSort(budget);
     for (const [k, p, t] of rows) o.add(k, p, t);
     assertEquals(o.size, rows.length);
     assertEquals(collect(o), expected, `budget ${budget}`);
   }
-  using big = new Ordered(0);
+  using big = new ExternalSort(0);
   const long = "x".repeat(3 * 1024 * 1024);
   big.add(1, "/a/1.json", long);
   big.add(2, "/a/2.json", "short");
   assertEquals(collect(big, "|", (t) => t.slice(0, 3)), "sho|xxx");
 });
 
-Deno.test("Ordered: many sorted runs merge into the order one sort gives", () => {
+Deno.test("ExternalSort: many sorted runs merge into the order one sort gives", () => {
   // A small PRNG: the same rows every run.
   let seed = 42;
   const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
@@ -56,7 +56,7 @@ Deno.test("Ordered: many sorted runs merge into the order one sort gives", () =>
   });
   const expected = order.map(({ r }) => r[2]).join("\n");
   for (const budget of [1 << 30, 100_000, 20_000]) {
-    using o = new Ordered(budget);
+    using o = new ExternalSort(budget);
     for (const [k, p, t] of rows) o.add(k, p, t);
     assertEquals(collect(o, "\n"), expected, `budget ${budget}`);
     const ties: string[] = [];
@@ -65,9 +65,9 @@ Deno.test("Ordered: many sorted runs merge into the order one sort gives", () =>
   }
 });
 
-Deno.test("Ordered: each row's mark comes back with it, spilled or not", () => {
+Deno.test("ExternalSort: each row's mark comes back with it, spilled or not", () => {
   for (const budget of [1 << 20, 0, 40]) {
-    using o = new Ordered(budget);
+    using o = new ExternalSort(budget);
     for (let i = 0; i < 50; i++) {
       o.add(i, `/s/h/${i}.json`, `row ${i}`, i % 3 === 0 ? NaN : i * 7);
     }
@@ -79,10 +79,10 @@ Deno.test("Ordered: each row's mark comes back with it, spilled or not", () => {
   }
 });
 
-Deno.test("Ordered: memory is bounded by its budget, not by the rows added", () => {
+Deno.test("ExternalSort: memory is bounded by its budget, not by the rows added", () => {
   // Before, every row kept 36 bytes of key and offsets in memory (7 MB here, as ArrayBuffers:
   // `external`); now a spilled row leaves nothing behind but its bytes in the temp file.
-  using o = new Ordered(64 * 1024);
+  using o = new ExternalSort(64 * 1024);
   const before = Deno.memoryUsage().external;
   for (let i = 0; i < 200_000; i++) o.add(i % 1000, `/s/h/${i + 1}.json`, `row ${i}`);
   const grown = Deno.memoryUsage().external - before;
@@ -93,7 +93,7 @@ Deno.test("Ordered: memory is bounded by its budget, not by the rows added", () 
   assertEquals([lines[0], lines[199_999]], ["row 999", "row 99000"]);
 });
 
-Deno.test("Ordered: rows written in place (addWritten) come out as the same rows added as text", async () => {
+Deno.test("ExternalSort: rows written in place (addWritten) come out as the same rows added as text", async () => {
   const { jsonElement, writeJsonElement } = await import("../../src/cli/json_element.ts");
   let seed = 9;
   const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
@@ -102,8 +102,8 @@ Deno.test("Ordered: rows written in place (addWritten) come out as the same rows
     s: rand(20) === 0 ? "é\u202e\x7f".repeat(rand(3000)) : "x".repeat(rand(2000)),
   }));
   for (const budget of [1 << 30, 50_000, 0]) {
-    using a = new Ordered(budget);
-    using b = new Ordered(budget);
+    using a = new ExternalSort(budget);
+    using b = new ExternalSort(budget);
     for (const r of rows) {
       a.add(r.n % 37, `/h/${r.n}.json`, jsonElement(r));
       // A first try with no room at all: the row is asked for again with more.
@@ -120,7 +120,7 @@ Deno.test("Ordered: rows written in place (addWritten) come out as the same rows
   }
 });
 
-Deno.test("Ordered: the temp file is made new and private, and nothing of it is left behind", async (t) => {
+Deno.test("ExternalSort: the temp file is made new and private, and nothing of it is left behind", async (t) => {
   const rows = Array.from({ length: 500 }, (_, i) => `row ${i} ${"x".repeat(i % 50)}`);
   const expected = rows.map((r, i) => ({ r, i })).sort((a, b) => b.i - a.i).map(({ r }) => r)
     .join("\n");
@@ -129,7 +129,7 @@ Deno.test("Ordered: the temp file is made new and private, and nothing of it is 
   Deno.env.set("TMPDIR", tmp);
   try {
     await t.step("spilled: an unlinked file of mode 0600, none left in the temp directory", () => {
-      using o = new Ordered(0);
+      using o = new ExternalSort(0);
       for (const [i, r] of rows.entries()) o.add(i, `/h/${i}.json`, r);
       assertEquals([...Deno.readDirSync(tmp)], []);
       if (Deno.build.os === "linux") {
@@ -162,7 +162,7 @@ Deno.test("Ordered: the temp file is made new and private, and nothing of it is 
         }
       };
       try {
-        using o = new Ordered(0);
+        using o = new ExternalSort(0);
         for (const [i, r] of rows.entries()) o.add(i, `/h/${i}.json`, r);
         assert(planted);
         assertEquals(collect(o, "\n"), expected);
@@ -173,7 +173,7 @@ Deno.test("Ordered: the temp file is made new and private, and nothing of it is 
     });
     await t.step("no temp directory: the rows stay in memory", () => {
       Deno.env.set("TMPDIR", `${tmp}/missing`);
-      using o = new Ordered(0);
+      using o = new ExternalSort(0);
       for (const [i, r] of rows.entries()) o.add(i, `/h/${i}.json`, r);
       assertEquals(collect(o, "\n"), expected);
     });

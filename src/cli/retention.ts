@@ -7,7 +7,7 @@
 import { lazyModule } from "../lazy.ts";
 import { retentionMs } from "../registry/lifecycle.ts";
 import type { Row } from "../registry/row.ts";
-import type { Keeping } from "../registry/store_write.ts";
+import type { Retention } from "../registry/store_write.ts";
 
 const ledgerModule = lazyModule<typeof import("../continuation/ledger.ts")>(
   "../continuation/ledger.ts",
@@ -32,7 +32,7 @@ export function heldByContinuation(row: Row): boolean {
 }
 
 /** Read from the environment: a bad $ROSTER_RETENTION is a usage error before any write. */
-export function keeping(): Keeping {
+export function readRetention(): Retention {
   return {
     retentionMs: retentionMs((n) => Deno.env.get(n)),
     held: heldByContinuation,

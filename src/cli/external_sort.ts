@@ -1,7 +1,7 @@
 /**
- * Output in order without holding it: `list` and `prune` print rows newest first, which needs
- * every row's key before the first line, but not every row. Each row (its key, its tie and its
- * text as UTF-8) is appended to one buffer; past a small budget the buffer's rows are sorted and
+ * An external sort of the rows `list` and `prune` print: they print them newest first, which
+ * needs every row's key before the first line, but not every row. Each row (its key, its mark,
+ * its tie and its text as UTF-8) is appended to one buffer; past a small budget the buffer's rows are sorted and
  * written to an unlinked temp file as one sorted run, keys and ties included, so nothing of a
  * spilled row stays in memory: memory is bounded by the budget and a block per run, not by the
  * store. The output merges the runs, reading each one front to back in blocks.
@@ -55,8 +55,11 @@ const byTie = (a: At, b: At) => {
   return ta < tb ? -1 : ta > tb ? 1 : 0;
 };
 
-/** Newest first; on equal keys, by `tie` (the row's path) ascending: the registry's order. */
-export class Ordered {
+/**
+ * Rows sorted newest first, on equal keys by `tie` (the row's path) ascending: the registry's
+ * order; held in memory up to a budget, past it in sorted runs on disk merged as they print.
+ */
+export class ExternalSort {
   #n = 0;
   /** The rows in the buffer: how many, each one's key and where it starts. */
   #held = 0;
