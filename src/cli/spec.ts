@@ -377,7 +377,9 @@ export const COMMANDS: CommandSpec[] = [
       "runs in a new window of the tmux session it was in, else of roster-restore, in its " +
       "cwd, with PATH and the store passed explicitly. Only once its start hook registered it " +
       "and it kept running is it linked (resume) and its continue released; the continue is " +
-      "typed when its hooks say it is idle (and continuation-mode is on). A failed relaunch " +
+      "typed when its hooks say it is idle (and continuation-mode is on); Codex's, whose " +
+      "hooks run only from its first prompt, is claimed before the relaunch and passed as " +
+      "codex resume's prompt. A failed relaunch " +
       "stays restorable and is tried again by the next run. Two restores take turns. Exit " +
       `code: ${EXIT.OK} nothing failed, ${EXIT.FAILURE} a relaunch failed. ` +
       "See docs/continuation.md.",
