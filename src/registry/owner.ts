@@ -2,6 +2,9 @@
  * Who owns a registration: the harness table (one place) and the owner-pid precedence:
  * `--pid`, `$ROSTER_SESSION_PID`, `$CLAUDE_PID`, then the nearest ancestor that is a known
  * agent harness. A value that is set but invalid is an error, never a fall-through.
+ *
+ * Over 400 lines: the harness tables (names, packages, servers, resume commands) are one
+ * description of each harness, beside the walks and the precedence that read them.
  */
 import { UsageError } from "../errors.ts";
 import {
@@ -146,6 +149,8 @@ export interface Owner {
   inner: boolean;
 }
 
+type Located = Omit<Owner, "verified"> & { verified: () => boolean };
+
 interface OwnerInput {
   flagPid?: string;
   env: (name: string) => string | undefined;
@@ -244,6 +249,15 @@ function parentOf(backend: ProcessBackend, input: OwnerInput): number | null {
  * its own session, not Claude's. With no variable, the nearest harness ancestor.
  */
 export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner {
+  const { pid, source, verified, harness, inner } = locateOwner(input, backend);
+  return { pid, source, verified: verified(), harness, inner };
+}
+
+/**
+ * resolveOwner's owner with `verified` a question: for a named pid other than the caller it
+ * walks the caller's ancestors, which a hook that only touches the record (activity) skips.
+ */
+export function locateOwner(input: OwnerInput, backend: ProcessBackend): Located {
   const named = namedPid(input);
   const parent = parentOf(backend, input);
   if (named !== null && named.source !== "flag" && named.pid !== input.selfPid) {
@@ -261,7 +275,8 @@ export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner 
     const harness = matchHarness(name, backend.command(pid));
     // Init (pid 1) is every process's ancestor, so being one proves nothing, unless it is a
     // harness itself (an agent run as a container's first process).
-    const verified = pid === input.selfPid ||
+    const verified = () =>
+      pid === input.selfPid ||
       ((pid > 1 || harness !== null) &&
         parent !== null && isAncestor(backend, parent, pid, info?.startedAtMs ?? null));
     return { pid, source, verified, harness, inner: false };
@@ -275,8 +290,9 @@ export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner 
 function ancestorOwner(
   near: NonNullable<ReturnType<typeof nearestHarness>>,
   inner: boolean,
-): Owner {
-  return { pid: near.info.pid, source: "ancestor", verified: true, harness: near.harness, inner };
+): Located {
+  const { pid } = near.info;
+  return { pid, source: "ancestor", verified: () => true, harness: near.harness, inner };
 }
 
 /**

@@ -157,3 +157,49 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "activity --pid touches the session's record without walking the caller's ancestors",
+  // strace is installed by .ci/setup.d/strace.sh; on Linux its absence fails the test.
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await using home = await tempDir();
+    await using session = spawnSleeper();
+    const h = ["--home", home.path];
+    const reg = await new Deno.Command(Deno.execPath(), {
+      args: cliArgs(["register", "--pid", `${session.pid}`, "-q", ...h]),
+      env: cleanEnv(),
+      clearEnv: true,
+    }).output();
+    assertEquals(reg.code, 0);
+    const log = `${home.path}/strace.log`;
+    const out = await new Deno.Command("strace", {
+      args: [
+        "-f",
+        "-qq",
+        "-o",
+        log,
+        "-e",
+        "trace=open,openat",
+        Deno.execPath(),
+        ...cliArgs(["activity", "working", "--pid", `${session.pid}`, "-q", ...h]),
+      ],
+      env: cleanEnv(),
+      clearEnv: true,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    assertEquals(out.code, 0);
+    const stats = new Set<string>();
+    for (const line of Deno.readTextFileSync(log).split("\n")) {
+      const m = /"\/proc\/(\d+)\/stat"/.exec(line);
+      if (m) stats.add(m[1]);
+    }
+    // This process started before the session: register's check that the named pid is the
+    // caller's ancestor would read it on its way up. activity reads its own parent (where a
+    // walk starts) and the session.
+    assert(stats.has(`${session.pid}`), `${[...stats]}`);
+    assert(!stats.has(`${Deno.pid}`), `activity walked up to this process: ${[...stats]}`);
+  },
+});

@@ -6,7 +6,7 @@ import { EnvEncodingError, envVar } from "../../env.ts";
 import { RosterError, UsageError } from "../../errors.ts";
 import { requireOwnProc } from "../../identity/liveness.ts";
 import { readUpTo } from "../../fs/io.ts";
-import { NoOwnerError, resolveOwner } from "../../registry/owner.ts";
+import { locateOwner, NoOwnerError } from "../../registry/owner.ts";
 import { type Activity, type ActivityChange, MAX_TOOL_TEXT } from "../../registry/record.ts";
 import { recordActivity } from "../../registry/store_activity.ts";
 import type { Parsed } from "../args.ts";
@@ -110,7 +110,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   requireOwnProc(judge.backend, "record the session's activity");
   let owner;
   try {
-    owner = resolveOwner(
+    // Whose record to touch, as register resolves it; whether it is verified is register's.
+    owner = locateOwner(
       { flagPid: args.get("pid"), env: envVar, selfPid: Deno.pid, selfPpid: Deno.ppid },
       judge.cachedBackend(),
     );
