@@ -93,6 +93,57 @@ export function literalTargets(js: string): string[] {
   );
 }
 
+/** A bundle file's static imports of other files of the bundle, `./x.js`, in their order. */
+export function staticTargets(js: string): string[] {
+  return [...js.matchAll(STATIC_IMPORT)].map((m) => m[2]);
+}
+
+/**
+ * A top-level `import ... from "./x.js";`, `import "./x.js";` or `export ... from "./x.js";`
+ * as esbuild writes them (a statement from the start of a line; braces hold no `;`).
+ */
+const STATIC_IMPORT = /^((?:import|export)\s(?:[^;"']*?\sfrom\s)?)"(\.\/[^"\n]+)";$/gm;
+
+/** The names a bundle file exports (its `export { a, b as c };` lists), as importers see them. */
+export function exportedNames(js: string): string[] {
+  const names: string[] = [];
+  for (const m of js.matchAll(/^export\s*\{([^}]*)\};$/gm)) {
+    for (const part of m[1].split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+      names.push(part.split(/\s+as\s+/).at(-1)!);
+    }
+  }
+  return names;
+}
+
+/**
+ * The chunks main.js loads before main runs: its static imports and theirs, in the order
+ * they are evaluated (depth first, each import before the file that names it).
+ */
+export function startupChunks(read: (file: string) => string): string[] {
+  const order: string[] = [];
+  const seen = new Set<string>([ENTRY]);
+  const visit = (file: string) => {
+    for (const target of staticTargets(read(file))) {
+      const name = target.slice(2);
+      if (seen.has(name)) continue;
+      seen.add(name);
+      visit(name);
+      order.push(name);
+    }
+  };
+  visit(ENTRY);
+  return order;
+}
+
+/** `js` with each static import of a file in `merged` made an import of `into`. */
+export function redirectImports(js: string, merged: ReadonlySet<string>, into: string): string {
+  return js.replace(
+    STATIC_IMPORT,
+    (all, head: string, target: string) =>
+      merged.has(target.slice(2)) ? `${head}"./${into}";` : all,
+  );
+}
+
 /** The name a chunk's deferred import is held in (deferChunkImports). */
 const CHUNK_VAR = "__rosterChunk";
 
@@ -243,6 +294,100 @@ export async function runDeno(
   return { success: r.success, code: r.code, log };
 }
 
+/** The entry of the second bundling pass, written beside the chunks it merges and removed. */
+const STARTUP_ENTRY = "startup-entry.js";
+
+/**
+ * The chunks main.js imports (startupChunks) made one chunk, `chunk-<hash>.js`, by a second
+ * esbuild pass over them; every other file imports that one instead. esbuild splits by the
+ * set of entry points that use a module, and cannot know that every command's chunk is only
+ * ever loaded after main.js: so main's own code came as 16 chunks, each a file every call
+ * opens, looks up in the code cache and links, about 0.1 ms each (docs/performance.md, fix
+ * 17). Nothing is loaded that was not loaded before, nor in another order: the pass's entry
+ * re-exports the chunks in main.js's order, and the two differ only in how many files hold
+ * the code. The other chunks stay as esbuild split them: merging any of them would run a
+ * module's top level in calls that never loaded it.
+ */
+async function mergeStartupChunks(dir: string, verbose: boolean): Promise<void> {
+  const read = (f: string) => Deno.readTextFileSync(`${dir}/${f}`);
+  const members = startupChunks(read);
+  if (members.length < 2) return;
+  // Each name must mean one thing in the merged chunk (an ambiguous `export *` name is
+  // dropped, and its importer would fail to link at run time).
+  const owner = new Map<string, string>();
+  for (const m of members) {
+    for (const name of exportedNames(read(m))) {
+      const other = owner.get(name);
+      if (other !== undefined) {
+        throw new BundleError(`${m} and ${other} both export ${name}: cannot merge them`);
+      }
+      owner.set(name, m);
+    }
+  }
+  const files = [...Deno.readDirSync(dir)].filter((e) => e.isFile && e.name.endsWith(".js"))
+    .map((e) => e.name);
+  const merged = new Set(members);
+  Deno.writeTextFileSync(
+    `${dir}/${STARTUP_ENTRY}`,
+    members.map((m) => `export * from "./${m}";\n`).join(""),
+  );
+  const tmp = `${dir}/${STARTUP_ENTRY}.out`;
+  const r = await runDeno(
+    [
+      "bundle",
+      "--no-config",
+      "--platform",
+      "deno",
+      "--format",
+      "esm",
+      // The commands' chunks stay where they are, loaded when asked for.
+      ...files.filter((f) => !merged.has(f)).flatMap((f) => ["--external", `./${f}`]),
+      "--output",
+      tmp,
+      STARTUP_ENTRY,
+    ],
+    dir,
+    { NO_COLOR: "1" },
+    verbose,
+  );
+  if (!r.success) {
+    const more = verbose ? "" : "; run with --verbose for its output";
+    throw new BundleError(`deno bundle of the start-up chunks failed (exit ${r.code})${more}`);
+  }
+  const js = Deno.readTextFileSync(tmp);
+  const missing = [...owner.keys()].filter((n) => !exportedNames(js).includes(n));
+  if (missing.length > 0) {
+    throw new BundleError(`the merged start-up chunk does not export ${missing.join(", ")}`);
+  }
+  const name = `chunk-${await contentHash(js)}.js`;
+  Deno.writeTextFileSync(`${dir}/${name}`, js);
+  for (const f of [...members, STARTUP_ENTRY, `${STARTUP_ENTRY}.out`]) {
+    Deno.removeSync(`${dir}/${f}`);
+  }
+  for (const f of files.filter((f) => !merged.has(f))) {
+    Deno.writeTextFileSync(`${dir}/${f}`, redirectImports(read(f), merged, name));
+  }
+}
+
+/** Eight base32 characters of the SHA-256 of `text`: a chunk's name changes with its code. */
+async function contentHash(text: string): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  let bits = 0, value = 0, out = "";
+  for (const byte of digest) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5 && out.length < 8) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    value &= (1 << bits) - 1;
+  }
+  return out;
+}
+
 /** Builds the bundle into opts.out; returns the files written (main.js first). */
 export async function bundle(opts: Options): Promise<string[]> {
   const out = absolute(opts.out);
@@ -274,6 +419,7 @@ export async function bundle(opts: Options): Promise<string[]> {
       const more = opts.verbose ? "" : "; run with --verbose for its output";
       throw new BundleError(`deno bundle failed (exit ${r.code})${more}`);
     }
+    await mergeStartupChunks(`${work}/out`, opts.verbose);
     const files = checkOutput(`${work}/out`);
     // An installed roster may be running from `out` while it is rebuilt: each file is written
     // beside its place and renamed in (never half written), the chunks before the entry that

@@ -11,8 +11,12 @@ import {
   deferChunkImports,
   deferredTargets,
   ENTRY,
+  exportedNames,
   literalImports,
   nonLiteralImports,
+  redirectImports,
+  startupChunks,
+  staticTargets,
 } from "../../scripts/bundle.ts";
 import { V8_FLAGS } from "../../scripts/build.ts";
 
@@ -50,6 +54,27 @@ Deno.test("the transformer and the scans, on their own", async (t) => {
       BundleError,
     );
     assertMatch(err.message, /^src\/z\.ts:3: import\(\) of a variable with no typeof import/);
+  });
+
+  await t.step("main.js's start-up chunks: its static imports and theirs, in run order", () => {
+    const files: Record<string, string> = {
+      [ENTRY]: 'import { a } from "./chunk-A.js";\nimport "./chunk-B.js";\n' +
+        'const __rosterChunk0 = "./check-C.js";\nimport(__rosterChunk0);\n',
+      "chunk-A.js": 'import {\n  d as e\n} from "./chunk-D.js";\nvar a = e;\nexport {\n  a\n};\n',
+      "chunk-B.js": 'import "./chunk-D.js";\nexport * from "./chunk-A.js";\n',
+      "chunk-D.js": "var d = 1, x = 2;\nexport {\n  d,\n  x as y\n};\n",
+    };
+    assertEquals(staticTargets(files["chunk-A.js"]), ["./chunk-D.js"]);
+    assertEquals(staticTargets(files["chunk-B.js"]), ["./chunk-D.js", "./chunk-A.js"]);
+    // Depth first, each import before its importer: the order ES modules are evaluated in.
+    assertEquals(startupChunks((f) => files[f]), ["chunk-D.js", "chunk-A.js", "chunk-B.js"]);
+    assertEquals(exportedNames(files["chunk-D.js"]), ["d", "y"]);
+    const out = redirectImports(files[ENTRY], new Set(["chunk-A.js"]), "chunk-M.js");
+    assertEquals(
+      out,
+      'import { a } from "./chunk-M.js";\nimport "./chunk-B.js";\n' +
+        'const __rosterChunk0 = "./check-C.js";\nimport(__rosterChunk0);\n',
+    );
   });
 
   await t.step("the output scan: string literals pass, anything else is reported", () => {
@@ -149,6 +174,9 @@ Deno.test({
         ) {
           assert(files.some((f) => new RegExp(`^${m}-\\w+\\.js$`).test(f)), `no chunk for ${m}`);
         }
+        // main.js's own code is one chunk: every call loads all of it before main runs.
+        const startup = new Set(staticTargets(Deno.readTextFileSync(`${b}/${ENTRY}`)));
+        assertEquals(startup.size, 1, `${[...startup]}`);
         for (const f of files) {
           const js = Deno.readTextFileSync(`${b}/${f}`);
           const deferred = deferredTargets(js);
