@@ -3,13 +3,15 @@
  * main.ts and src/, and exits 1 naming each import that breaks it.
  *
  *   main.ts -> src/cli -> src/metrics (a read-only report over both features) -> features
- *   (src/registry, src/continuation) -> platform (src/fs, src/identity) -> src/process;
+ *   (src/registry, src/continuation) -> platform (src/fs, src/identity, src/format) ->
+ *   src/process;
  *   src/*.ts (errors, exit codes, time, ...) is the base that every layer may use.
  *
  * Nothing imports upward or sideways: a feature never imports another feature's files, and
- * src/fs and src/identity never import each other. The crossings allowed are CROSSING below:
+ * the platform's units never import each other. The crossings allowed are CROSSING below:
  * the continuation reads registry rows through src/registry/mod.ts (a plan's session, on a
- * hook's path, through src/registry/lookup.ts). ENTRY_POINT narrows a
+ * hook's path, through src/registry/lookup.ts); src/fs's careful reads return the one result
+ * type, src/format/result.ts. ENTRY_POINT narrows a
  * downward import too: metrics reads rows only through src/registry/mod.ts.
  *
  * Usage: deno run --allow-read scripts/layers.ts [--root DIR]   (default: this repository)
@@ -25,18 +27,21 @@ const UNITS: [unit: string, rank: number, test: (path: string) => boolean][] = [
   ["hooks", 3, (p) => p.startsWith("src/hooks/")],
   ["fs", 2, (p) => p.startsWith("src/fs/")],
   ["identity", 2, (p) => p.startsWith("src/identity/")],
+  ["format", 2, (p) => p.startsWith("src/format/")],
   ["process", 1, (p) => p.startsWith("src/process/")],
   ["base", 0, (p) => /^src\/[^/]+\.ts$/.test(p)],
 ];
 
 /**
- * The imports allowed across features: the continuation reads registry rows through mod.ts,
- * and continuation-check, on a hook's path, a plan's session through lookup.ts alone (mod.ts
- * would load the store's scanner and writers with it).
+ * The imports allowed across units of a rank: the continuation reads registry rows through
+ * mod.ts, and continuation-check, on a hook's path, a plan's session through lookup.ts alone
+ * (mod.ts would load the store's scanner and writers with it); src/fs's reads return
+ * src/format's one result type.
  */
 const CROSSING: [from: string, to: string][] = [
   ["continuation", "src/registry/mod.ts"],
   ["continuation", "src/registry/lookup.ts"],
+  ["fs", "src/format/result.ts"],
 ];
 
 /** Units that may reach a lower unit only through its entry point: [from, to, entry point]. */

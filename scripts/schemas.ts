@@ -1,6 +1,7 @@
 /**
  * Writes schemas/<name>.json from the schema module (src/cli/schemas.ts), the one place they
- * are defined: `deno run --allow-write scripts/schemas.ts`. A test keeps the files current.
+ * are defined: `deno run --allow-write scripts/schemas.ts` (or `deno task formats`, which also
+ * writes the code generated from the file formats). A test keeps the files current.
  */
 import { schemaDocument, SCHEMAS } from "../src/cli/schemas.ts";
 
@@ -11,10 +12,13 @@ export function schemaText(name: string): string {
   return JSON.stringify(schemaDocument(name), null, 2) + "\n";
 }
 
-if (import.meta.main) {
+/** Writes every schema's file. */
+export function writeSchemas() {
   Deno.mkdirSync(SCHEMA_DIR, { recursive: true });
   for (const name of Object.keys(SCHEMAS)) {
     Deno.writeTextFileSync(`${SCHEMA_DIR}${name}.json`, schemaText(name));
   }
   console.log(`wrote ${Object.keys(SCHEMAS).length} schemas to ${SCHEMA_DIR}`);
 }
+
+if (import.meta.main) writeSchemas();

@@ -92,6 +92,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/cli/list_output_test.ts": "spawns sleep as sessions",
   "tests/cli/external_sort_test.ts": "finds the unlinked spill file through /proc/self/fd",
   "tests/cli/schema_test.ts": "spawns sleep as sessions",
+  "tests/format/format_test.ts": "compares generated files' LF text, as the schemas' test does",
   "tests/cli/wait_test.ts": "spawns sleep; the pidfd path is Linux's",
   "tests/cli/activity_test.ts": "spawns sleep as the session and judges it through /proc",
   "tests/continuation/commands_test.ts": "spawns sleep; ledger files checked by POSIX mode",

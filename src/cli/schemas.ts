@@ -7,8 +7,8 @@
  * written once.
  */
 import { SHOWN_STATES } from "../continuation/keys.ts";
-
-type Schema = Record<string, unknown>;
+import type { Schema } from "../format/format.ts";
+import { SESSION_RECORD } from "../registry/record_format.ts";
 
 const str = { type: "string" };
 const nstr = { type: ["string", "null"] };
@@ -63,74 +63,10 @@ function nullable(props: Record<string, Schema>): Record<string, Schema> {
   return out;
 }
 
-const REGISTRAR = object({ pid: int, version: str, path: str });
-
-/** A session that continues an ended or parked one (`roster resume`). */
-const SESSION_LINK = object({
-  pid: { type: "integer", minimum: 1 },
-  start_token: nstr,
-  session_id: nstr,
-});
-/** The continuation key whose plan keeps a record (`continuation-plan`). */
-const CONTINUATION_HOLD = object({ key: str, ledger: str });
 const orNull = (s: Schema): Schema => ({ anyOf: [s, { type: "null" }] });
 
-const RECORD_PROPS: Record<string, Schema> = {
-  schema: { const: 1 },
-  session_pid: { type: "integer", minimum: 1 },
-  pid_source: { enum: ["flag", "ROSTER_SESSION_PID", "CLAUDE_PID", "ancestor", "exec"] },
-  pid_verified: bool,
-  start_token: nstr,
-  process_started_at: ntime,
-  boot_id: nstr,
-  machine_id: nstr,
-  pid_ns: nstr,
-  host: str,
-  agent: str,
-  runtime: nstr,
-  session_id: nstr,
-  cwd: str,
-  tmux_pane: nstr,
-  registered_at: time,
-  registrar: REGISTRAR,
-  // The session lifecycle (issue 11): always written, absent only from older records.
-  model: nstr,
-  /** The harness's own session id, where it differs from session_id. */
-  native_session_id: nstr,
-  /** When roster first saw the session ended, and how: a liveness reason, or from `roster exec` `exit:N` / `signal:NAME`. */
-  ended_at: ntime,
-  ended_reason: nstr,
-  parked_at: ntime,
-  successor: orNull(SESSION_LINK),
-  continuation: orNull(CONTINUATION_HOLD),
-  /** The pid is a shared server hosting this session among others (Codex's app-server). */
-  hosted: bool,
-  /** What the session's hooks last said it does (`roster activity`); null before any did. */
-  activity: { enum: ["working", "waiting", "idle", null] },
-  activity_at: ntime,
-  /** Tool calls its harness started and has not said finished, oldest first. */
-  open_tool_calls: {
-    type: "array",
-    items: object({ id: str, name: nstr, started_at: time }),
-  },
-  /** The OS that registered it (Deno.build.os: `linux`, `windows`, `darwin`, ...). */
-  os: nstr,
-};
-/** Fields a record written by an older roster lacks. */
-const RECORD_OPTIONAL = [
-  "model",
-  "native_session_id",
-  "ended_at",
-  "ended_reason",
-  "parked_at",
-  "successor",
-  "continuation",
-  "hosted",
-  "activity",
-  "activity_at",
-  "open_tool_calls",
-  "os",
-];
+/** A record's fields, from its declaration (src/registry/record_format.ts). */
+const RECORD_PROPS = SESSION_RECORD.properties();
 
 const ROW_EXTRA = {
   liveness: LIVENESS,
@@ -270,7 +206,7 @@ const DOCTOR = object({
 export const SCHEMAS: Record<string, { summary: string; schema: Schema }> = {
   record: {
     summary: "A session record file, <home>/places/<place>/<pid>.json",
-    schema: object(RECORD_PROPS, RECORD_OPTIONAL),
+    schema: SESSION_RECORD.schema(),
   },
   row: { summary: "A row: register, park, resume (--json)", schema: ROW },
   list: { summary: "list --json: rows, newest first", schema: { type: "array", items: ROW } },

@@ -7,7 +7,8 @@ import type { Liveness, Reason } from "../identity/liveness.ts";
 import type { Probe } from "../process/types.ts";
 import { isoOrNull, parseTime } from "../time.ts";
 import { lifecycleVerdict } from "./lifecycle.ts";
-import { NO_LIFECYCLE, type SessionRecord } from "./record.ts";
+import type { SessionRecord } from "./record.ts";
+import { NULL_RECORD } from "./record_check.ts";
 
 /** A record as listed: nullable where a malformed file could not supply a value. */
 export type Row =
@@ -22,31 +23,6 @@ export type Row =
     /** The row that names this one as its successor (filled by list as rows stream). */
     predecessor?: { pid: number; session_id: string | null; path: string } | null;
   };
-
-/** Every record field null: the base of rows that no valid record stands behind. */
-const NULL_RECORD: Readonly<{ [K in keyof SessionRecord]: null }> = {
-  schema: null,
-  session_pid: null,
-  pid_source: null,
-  pid_verified: null,
-  hosted: null,
-  start_token: null,
-  process_started_at: null,
-  boot_id: null,
-  machine_id: null,
-  pid_ns: null,
-  host: null,
-  agent: null,
-  runtime: null,
-  session_id: null,
-  cwd: null,
-  tmux_pane: null,
-  registered_at: null,
-  registrar: null,
-  ...NO_LIFECYCLE,
-  open_tool_calls: null,
-  os: null,
-};
 
 /** The row of a valid record at `path`, as judged now. */
 export function recordRow(record: SessionRecord, verdict: Verdict, path: string): Row {

@@ -1,0 +1,185 @@
+/**
+ * A format's straight-line code, pure: its check, its reasons and its copy written out field by
+ * field, for a hot path (`deno task formats` writes the files; a test keeps them current).
+ * Named loads and direct calls optimise early, where format.ts's loops over fields make every
+ * load and call site megamorphic.
+ */
+import type { FieldOf, Fields, Format, Type } from "./format.ts";
+
+/** What to write for one format. */
+export interface Generated {
+  format: Format<Fields>;
+  /** The declaration the code is written from (a path, for the header). */
+  source: string;
+  /** The type of the copy, and the import that brings it. */
+  type: { name: string; from: string };
+  /** The names of the exported functions: the check, the reasons, the copy. */
+  names: { test: string; problem: string; copy: string };
+  /** More exports: a constant of some fields' values (null for "every field null"). */
+  constants?: { name: string; doc: string; fields: readonly string[] | null; type?: string }[];
+  /** Where the imports the code needs come from, relative to the file written. */
+  imports: { isPid: string; parseTime: string };
+}
+
+const IDENT = /^[A-Za-z_$][\w$]*$/;
+const prop = (o: string, name: string) =>
+  IDENT.test(name) ? `${o}.${name}` : `${o}[${JSON.stringify(name)}]`;
+const pascal = (name: string) =>
+  name.split(/[^A-Za-z0-9]+/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+
+/** The module's text (before `deno fmt`). */
+export function generate(g: Generated): string {
+  const helpers = new Map<string, string>();
+
+  const expr = (t: Type<unknown>, x: string): string => {
+    if (t.kind === "leaf") return t.code(x);
+    if (t.kind === "nullable") return `(${x} === null || ${expr(t.of[0], x)})`;
+    if (t.kind === "either") return `(${expr(t.of[0], x)} || ${expr(t.of[1], x)})`;
+    return `${helper(t)}(${x})`;
+  };
+
+  const copyExpr = (t: Type<unknown>, x: string): string => {
+    if (t.kind === "object") return `${copyHelper(t)}(${x})`;
+    if (t.kind === "array") {
+      const item = t.of[0];
+      return item.kind === "leaf"
+        ? `(${x} as unknown[]).slice()`
+        : item.kind === "object"
+        ? `(${x} as unknown[]).map(${copyHelper(item)})`
+        : `(${x} as unknown[]).map((x) => ${copyExpr(item, "x")})`;
+    }
+    if (t.kind === "nullable" && t.of[0].kind !== "leaf") {
+      return `(${x} === null ? null : ${copyExpr(t.of[0], x)})`;
+    }
+    return x;
+  };
+
+  /** The check of all of an object's fields, as one expression over `o`. */
+  const fieldsExpr = (fields: readonly FieldOf[], o: string) =>
+    fields.filter((f) => f.presence !== "lenient").map((f) => {
+      const test = expr(f.type, prop(o, f.name));
+      return f.presence === "required"
+        ? `${JSON.stringify(f.name)} in ${o} && ${test}`
+        : `(!(${JSON.stringify(f.name)} in ${o}) || ${test})`;
+    }).join(" &&\n    ");
+
+  /** The copy of an object's fields, as an object literal over `o`. */
+  const copyLiteral = (fields: readonly FieldOf[], o: string) =>
+    `{\n${
+      fields.map((f) => {
+        const key = JSON.stringify(f.name);
+        const v = `${copyExpr(f.type, prop(o, f.name))} as never`;
+        if (f.presence === "required") return `    ${f.name}: ${v},`;
+        if (f.presence === "default") {
+          return `    ${f.name}: ${key} in ${o} ? ${v} : ${literal(f.default, f.name)},`;
+        }
+        const test = f.presence === "lenient" ? ` && ${expr(f.type, prop(o, f.name))}` : "";
+        return `    ...(${key} in ${o}${test} ? { ${f.name}: ${v} } : {}),`;
+      }).join("\n")
+    }\n  }`;
+
+  const literal = (v: unknown, name: string) =>
+    Array.isArray(v) && v.length === 0
+      ? `[] as ${g.type.name}[${JSON.stringify(name)}]`
+      : JSON.stringify(v);
+
+  function helper(t: Type<unknown>): string {
+    if (t.kind === "object") {
+      const name = `ok${pascal(t.format!.name)}`;
+      if (!helpers.has(name)) {
+        helpers.set(name, "");
+        helpers.set(
+          name,
+          `function ${name}(v: unknown): boolean {\n` +
+            `  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;\n` +
+            `  const o = v as Raw;\n  return ${fieldsExpr(t.format!.fields, "o")};\n}`,
+        );
+      }
+      return name;
+    }
+    const item = t.of[0];
+    const name = `ok${item.kind === "object" ? pascal(item.format!.name) : "Item"}List`;
+    if (!helpers.has(name)) {
+      helpers.set(name, "");
+      helpers.set(
+        name,
+        `function ${name}(v: unknown): boolean {\n` +
+          `  if (!Array.isArray(v) || v.length > ${t.max}) return false;\n` +
+          `  for (const x of v) if (!(${expr(item, "x")})) return false;\n  return true;\n}`,
+      );
+    }
+    return name;
+  }
+
+  function copyHelper(t: Type<unknown>): string {
+    const name = `copy${pascal(t.format!.name)}`;
+    if (!helpers.has(name)) {
+      helpers.set(name, "");
+      helpers.set(
+        name,
+        `function ${name}(v: unknown): unknown {\n  const o = v as Raw;\n` +
+          `  return ${copyLiteral(t.format!.fields, "o")};\n}`,
+      );
+    }
+    return name;
+  }
+
+  const { format, names } = g;
+  for (const f of format.fields) {
+    if (f.deep) throw new Error(`${format.name}.${f.name}: a deep field has no generated reasons`);
+  }
+  const test =
+    `/** Whether \`o\` is a ${format.name}: the declaration's checks, field by field. */\n` +
+    `export function ${names.test}(o: Raw): boolean {\n  return ${
+      fieldsExpr(format.fields, "o")
+    };\n}`;
+  const reasons = [
+    ...format.fields.filter((f) => f.presence === "required"),
+    ...format.fields.filter((f) => f.presence === "default" || f.presence === "optional"),
+  ].map((f) => {
+    const key = JSON.stringify(f.name);
+    const invalid = `if (!(${expr(f.type, prop("o", f.name))})) return "invalid field: ${f.name}";`;
+    return f.presence === "required"
+      ? `  if (!(${key} in o)) return "missing field: ${f.name}";\n  ${invalid}`
+      : `  if (${key} in o && !(${
+        expr(f.type, prop("o", f.name))
+      })) return "invalid field: ${f.name}";`;
+  }).join("\n");
+  const problem =
+    `/**\n * What is wrong with \`o\` as a ${format.name}: the first field that fails, the required ones\n` +
+    ` * first, in order; null when nothing is.\n */\n` +
+    `export function ${names.problem}(o: Raw): string | null {\n${reasons}\n  return null;\n}`;
+  const copy =
+    `/** The copy of a ${format.name} \`o\` (${names.test}): its fields only, in order. */\n` +
+    `export function ${names.copy}(o: Raw): ${g.type.name} {\n  return ${
+      copyLiteral(format.fields, "o")
+    };\n}`;
+  const constants = (g.constants ?? []).map((c) => {
+    const fields = c.fields === null
+      ? format.fields.map((f) => [f.name, "null"])
+      : c.fields.map((n) => {
+        const f = format.fields.find((f) => f.name === n)!;
+        return [n, literal(f.default, n)];
+      });
+    return `/** ${c.doc} */\nexport const ${c.name}${c.type ? `: ${c.type}` : ""} = {\n${
+      fields.map(([k, v]) => `  ${k}: ${v},`).join("\n")
+    }\n}${c.type ? "" : " as const"};`;
+  });
+  const body = [test, problem, copy, ...helpers.values(), ...constants].join("\n\n");
+  const imports = [
+    body.includes("isPid(") ? `import { isPid } from "${g.imports.isPid}";` : "",
+    body.includes("parseTime(") ? `import { parseTime } from "${g.imports.parseTime}";` : "",
+    `import type { ${g.type.name} } from "${g.type.from}";`,
+  ].filter((l) => l !== "");
+  return [
+    `/**\n * The ${format.name}'s checks and copy written out, from ${g.source}:\n` +
+    ` * generated by \`deno task formats\` (scripts/formats.ts); do not edit.\n */`,
+    ...imports,
+    "",
+    "/** A parsed object's fields, as read (nothing about them checked yet). */",
+    "type Raw = Record<string, unknown>;",
+    "",
+    body,
+    "",
+  ].join("\n");
+}
