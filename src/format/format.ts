@@ -20,6 +20,8 @@ export interface Type<V> {
   readonly schema: Schema;
   /** What it expects, in words ("a boolean"): a format may say it in a problem. */
   readonly expected: string;
+  /** A leaf's short name, for generated code (`text 1 to 256`). */
+  readonly label?: string;
   /** Nullable: [the type]; either: [one, other]; array: [its items]. */
   readonly of: readonly Type<unknown>[];
   /** An object type's format. */
@@ -35,8 +37,9 @@ function leaf<V>(
   code: (x: string) => string,
   schema: Schema,
   expected: string,
+  label: string,
 ): Type<V> {
-  return { kind: "leaf", test, code, schema, expected, of: [] };
+  return { kind: "leaf", test, code, schema, expected, of: [], label };
 }
 
 const STRING = { type: "string" };
@@ -44,7 +47,7 @@ const STRING = { type: "string" };
 /** Exactly `value`. */
 export function constant<const V extends string | number | boolean>(value: V): Type<V> {
   const text = JSON.stringify(value);
-  return leaf((v) => v === value, (x) => `${x} === ${text}`, { const: value }, text);
+  return leaf((v) => v === value, (x) => `${x} === ${text}`, { const: value }, text, "constant");
 }
 
 /** One of `values`. */
@@ -54,6 +57,7 @@ export function oneOf<const V extends string>(values: readonly V[]): Type<V> {
     (x) => `(${values.map((s) => `${x} === ${JSON.stringify(s)}`).join(" || ")})`,
     { enum: [...values] },
     `one of ${values.join(", ")}`,
+    values.length === 1 ? values[0] : `${values[0]} or ${values.length - 1} more`,
   );
 }
 
@@ -62,6 +66,7 @@ export const bool: Type<boolean> = leaf(
   (x) => `typeof ${x} === "boolean"`,
   { type: "boolean" },
   "a boolean",
+  "bool",
 );
 
 /** A string of `min` to `max` characters (the schema says only "a string"). */
@@ -74,6 +79,7 @@ export function str(max = 4096, min = 0): Type<string> {
     (x) => [`typeof ${x} === "string"`, ...bounds.map((b) => `${x}${b}`)].join(" && "),
     STRING,
     "a string",
+    `text${min > 0 ? ` ${min}` : ""}${max === Infinity ? "" : ` to ${max}`}`,
   );
 }
 
@@ -84,6 +90,7 @@ export function pattern(re: RegExp): Type<string> {
     (x) => `typeof ${x} === "string" && ${re}.test(${x})`,
     STRING,
     `a string matching ${re}`,
+    "match",
   );
 }
 
@@ -93,6 +100,7 @@ export const time: Type<string> = leaf(
   (x) => `typeof ${x} === "string" && parseTime(${x}) !== null`,
   { type: "string", format: "date-time" },
   "a time",
+  "time",
 );
 
 /** A process id (src/process/pid.ts's rule). */
@@ -101,6 +109,7 @@ export const pid: Type<number> = leaf(
   (x) => `isPid(${x})`,
   { type: "integer", minimum: 1 },
   "a process id",
+  "pid",
 );
 
 /** A safe integer from `min` to `max` (the schema says its minimum). */
@@ -111,6 +120,7 @@ export function int(min: number, max: number): Type<number> {
       `typeof ${x} === "number" && Number.isSafeInteger(${x}) && ${x} >= ${min} && ${x} <= ${max}`,
     { type: "integer", minimum: min },
     "an integer",
+    `int ${min} to ${max}`,
   );
 }
 
@@ -229,9 +239,12 @@ export const required = <V>(type: Type<V>, options: Options): Field<V, "required
 type ValueOfField<F> = F extends Type<infer V> ? V : F extends Field<infer V> ? V : never;
 type Absent<F> = F extends Field<unknown, "optional" | "lenient"> ? true : false;
 /** The typed copy a format's check returns. */
-export type Value<F extends Fields> =
+export type Value<F extends Fields> = Flat<
   & { -readonly [K in keyof F as Absent<F[K]> extends true ? never : K]: ValueOfField<F[K]> }
-  & { -readonly [K in keyof F as Absent<F[K]> extends true ? K : never]?: ValueOfField<F[K]> };
+  & { -readonly [K in keyof F as Absent<F[K]> extends true ? K : never]?: ValueOfField<F[K]> }
+>;
+/** One object type of an intersection's (what editors and errors show). */
+type Flat<T> = { [K in keyof T]: T[K] } & unknown;
 /** A format's typed copy. */
 export type ValueOf<T> = T extends Format<infer F> ? Value<F> : never;
 

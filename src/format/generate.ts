@@ -22,17 +22,46 @@ export interface Generated {
 }
 
 const IDENT = /^[A-Za-z_$][\w$]*$/;
+/** The longest test written inline (`typeof x === "boolean"`). */
+const SHORT = 24;
 const prop = (o: string, name: string) =>
   IDENT.test(name) ? `${o}.${name}` : `${o}[${JSON.stringify(name)}]`;
 const pascal = (name: string) =>
-  name.split(/[^A-Za-z0-9]+/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+  name.split(/[^A-Za-z0-9]+/).map((w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase())
+    .join("");
 
 /** The module's text (before `deno fmt`). */
 export function generate(g: Generated): string {
   const helpers = new Map<string, string>();
 
+  /** Tests of a leaf (or a nullable one), by their code: one small function each. */
+  const tests = new Map<string, { name: string; text: string }>();
+  const leafTest = (t: Type<unknown>, x: string): string => {
+    const code = t.kind === "leaf" ? t.code("x") : `x === null || ${t.of[0].code("x")}`;
+    // A short test stays inline; a longer one is a function every field of its type calls,
+    // which V8 optimises after a few records (inline, each copy would wait for its own).
+    if (code.length <= SHORT) return t.kind === "leaf" ? t.code(x) : `(${t.code(x)})`;
+    let test = tests.get(code);
+    if (test === undefined) {
+      const label = t.kind === "leaf" ? t.label! : `${t.of[0].label} or null`;
+      const base = `is${pascal(label)}`;
+      const taken = new Set([...tests.values()].map((v) => v.name));
+      let name = base;
+      for (let i = 2; taken.has(name); i++) name = `${base}${i}`;
+      test = {
+        name,
+        text: `/** ${t.expected.replaceAll("*/", "* /")}. */\n` +
+          `function ${name}(x: unknown): boolean {\n  return ${code};\n}`,
+      };
+      tests.set(code, test);
+    }
+    return `${test.name}(${x})`;
+  };
+
   const expr = (t: Type<unknown>, x: string): string => {
-    if (t.kind === "leaf") return t.code(x);
+    if (t.kind === "leaf" || (t.kind === "nullable" && t.of[0].kind === "leaf")) {
+      return leafTest(t, x);
+    }
     if (t.kind === "nullable") return `(${x} === null || ${expr(t.of[0], x)})`;
     if (t.kind === "either") return `(${expr(t.of[0], x)} || ${expr(t.of[1], x)})`;
     return `${helper(t)}(${x})`;
@@ -165,7 +194,14 @@ export function generate(g: Generated): string {
       fields.map(([k, v]) => `  ${k}: ${v},`).join("\n")
     }\n}${c.type ? "" : " as const"};`;
   });
-  const body = [test, problem, copy, ...helpers.values(), ...constants].join("\n\n");
+  const body = [
+    test,
+    problem,
+    copy,
+    ...helpers.values(),
+    ...[...tests.values()].map((t) => t.text),
+    ...constants,
+  ].join("\n\n");
   const imports = [
     body.includes("isPid(") ? `import { isPid } from "${g.imports.isPid}";` : "",
     body.includes("parseTime(") ? `import { parseTime } from "${g.imports.parseTime}";` : "",

@@ -13,59 +13,33 @@ type Raw = Record<string, unknown>;
 export function isRecord(o: Raw): boolean {
   return "schema" in o && o.schema === 1 &&
     "session_pid" in o && isPid(o.session_pid) &&
-    "pid_source" in o &&
-    (o.pid_source === "flag" || o.pid_source === "ROSTER_SESSION_PID" ||
-      o.pid_source === "CLAUDE_PID" || o.pid_source === "ancestor" || o.pid_source === "exec") &&
+    "pid_source" in o && isFlagOr4More(o.pid_source) &&
     "pid_verified" in o && typeof o.pid_verified === "boolean" &&
     (!("hosted" in o) || typeof o.hosted === "boolean") &&
-    "start_token" in o &&
-    (o.start_token === null ||
-      typeof o.start_token === "string" && o.start_token.length >= 1 &&
-        o.start_token.length <= 256) &&
-    "process_started_at" in o &&
-    (o.process_started_at === null ||
-      typeof o.process_started_at === "string" && parseTime(o.process_started_at) !== null) &&
-    "boot_id" in o &&
-    (o.boot_id === null || typeof o.boot_id === "string" && o.boot_id.length <= 4096) &&
-    "machine_id" in o &&
-    (o.machine_id === null || typeof o.machine_id === "string" && o.machine_id.length <= 4096) &&
-    "pid_ns" in o &&
-    (o.pid_ns === null || typeof o.pid_ns === "string" && o.pid_ns.length <= 4096) &&
-    "host" in o && typeof o.host === "string" && o.host.length >= 1 && o.host.length <= 4096 &&
-    "agent" in o && typeof o.agent === "string" && o.agent.length <= 4096 &&
-    "runtime" in o &&
-    (o.runtime === null || typeof o.runtime === "string" && o.runtime.length <= 4096) &&
-    "session_id" in o &&
-    (o.session_id === null || typeof o.session_id === "string" && o.session_id.length <= 4096) &&
-    "cwd" in o && typeof o.cwd === "string" && o.cwd.length <= 4096 &&
-    "tmux_pane" in o &&
-    (o.tmux_pane === null || typeof o.tmux_pane === "string" && o.tmux_pane.length <= 4096) &&
-    "registered_at" in o && typeof o.registered_at === "string" &&
-    parseTime(o.registered_at) !== null &&
+    "start_token" in o && isText1To256OrNull(o.start_token) &&
+    "process_started_at" in o && isTimeOrNull(o.process_started_at) &&
+    "boot_id" in o && isTextTo4096OrNull(o.boot_id) &&
+    "machine_id" in o && isTextTo4096OrNull(o.machine_id) &&
+    "pid_ns" in o && isTextTo4096OrNull(o.pid_ns) &&
+    "host" in o && isText1To4096(o.host) &&
+    "agent" in o && isTextTo4096(o.agent) &&
+    "runtime" in o && isTextTo4096OrNull(o.runtime) &&
+    "session_id" in o && isTextTo4096OrNull(o.session_id) &&
+    "cwd" in o && isTextTo4096(o.cwd) &&
+    "tmux_pane" in o && isTextTo4096OrNull(o.tmux_pane) &&
+    "registered_at" in o && isTime(o.registered_at) &&
     "registrar" in o && okRegistrar(o.registrar) &&
-    (!("model" in o) ||
-      (o.model === null || typeof o.model === "string" && o.model.length <= 4096)) &&
-    (!("native_session_id" in o) ||
-      (o.native_session_id === null ||
-        typeof o.native_session_id === "string" && o.native_session_id.length <= 4096)) &&
-    (!("ended_at" in o) ||
-      (o.ended_at === null || typeof o.ended_at === "string" && parseTime(o.ended_at) !== null)) &&
-    (!("ended_reason" in o) ||
-      (o.ended_reason === null ||
-        typeof o.ended_reason === "string" && o.ended_reason.length <= 4096)) &&
-    (!("parked_at" in o) ||
-      (o.parked_at === null ||
-        typeof o.parked_at === "string" && parseTime(o.parked_at) !== null)) &&
+    (!("model" in o) || isTextTo4096OrNull(o.model)) &&
+    (!("native_session_id" in o) || isTextTo4096OrNull(o.native_session_id)) &&
+    (!("ended_at" in o) || isTimeOrNull(o.ended_at)) &&
+    (!("ended_reason" in o) || isTextTo4096OrNull(o.ended_reason)) &&
+    (!("parked_at" in o) || isTimeOrNull(o.parked_at)) &&
     (!("successor" in o) || (o.successor === null || okSessionLink(o.successor))) &&
     (!("continuation" in o) || (o.continuation === null || okContinuationHold(o.continuation))) &&
-    (!("activity" in o) ||
-      (o.activity === null ||
-        (o.activity === "working" || o.activity === "waiting" || o.activity === "idle"))) &&
-    (!("activity_at" in o) ||
-      (o.activity_at === null ||
-        typeof o.activity_at === "string" && parseTime(o.activity_at) !== null)) &&
+    (!("activity" in o) || isWorkingOr2MoreOrNull(o.activity)) &&
+    (!("activity_at" in o) || isTimeOrNull(o.activity_at)) &&
     (!("open_tool_calls" in o) || okToolCallList(o.open_tool_calls)) &&
-    (!("os" in o) || (o.os === null || typeof o.os === "string" && /^[a-z0-9_]{1,32}$/.test(o.os)));
+    (!("os" in o) || isMatchOrNull(o.os));
 }
 
 /**
@@ -78,104 +52,57 @@ export function recordFieldProblem(o: Raw): string | null {
   if (!("session_pid" in o)) return "missing field: session_pid";
   if (!(isPid(o.session_pid))) return "invalid field: session_pid";
   if (!("pid_source" in o)) return "missing field: pid_source";
-  if (
-    !(o.pid_source === "flag" || o.pid_source === "ROSTER_SESSION_PID" ||
-      o.pid_source === "CLAUDE_PID" || o.pid_source === "ancestor" || o.pid_source === "exec")
-  ) return "invalid field: pid_source";
+  if (!(isFlagOr4More(o.pid_source))) return "invalid field: pid_source";
   if (!("pid_verified" in o)) return "missing field: pid_verified";
   if (!(typeof o.pid_verified === "boolean")) return "invalid field: pid_verified";
   if (!("start_token" in o)) return "missing field: start_token";
-  if (
-    !(o.start_token === null ||
-      typeof o.start_token === "string" && o.start_token.length >= 1 && o.start_token.length <= 256)
-  ) return "invalid field: start_token";
+  if (!(isText1To256OrNull(o.start_token))) return "invalid field: start_token";
   if (!("process_started_at" in o)) return "missing field: process_started_at";
-  if (
-    !(o.process_started_at === null ||
-      typeof o.process_started_at === "string" && parseTime(o.process_started_at) !== null)
-  ) return "invalid field: process_started_at";
+  if (!(isTimeOrNull(o.process_started_at))) return "invalid field: process_started_at";
   if (!("boot_id" in o)) return "missing field: boot_id";
-  if (!(o.boot_id === null || typeof o.boot_id === "string" && o.boot_id.length <= 4096)) {
-    return "invalid field: boot_id";
-  }
+  if (!(isTextTo4096OrNull(o.boot_id))) return "invalid field: boot_id";
   if (!("machine_id" in o)) return "missing field: machine_id";
-  if (!(o.machine_id === null || typeof o.machine_id === "string" && o.machine_id.length <= 4096)) {
-    return "invalid field: machine_id";
-  }
+  if (!(isTextTo4096OrNull(o.machine_id))) return "invalid field: machine_id";
   if (!("pid_ns" in o)) return "missing field: pid_ns";
-  if (!(o.pid_ns === null || typeof o.pid_ns === "string" && o.pid_ns.length <= 4096)) {
-    return "invalid field: pid_ns";
-  }
+  if (!(isTextTo4096OrNull(o.pid_ns))) return "invalid field: pid_ns";
   if (!("host" in o)) return "missing field: host";
-  if (!(typeof o.host === "string" && o.host.length >= 1 && o.host.length <= 4096)) {
-    return "invalid field: host";
-  }
+  if (!(isText1To4096(o.host))) return "invalid field: host";
   if (!("agent" in o)) return "missing field: agent";
-  if (!(typeof o.agent === "string" && o.agent.length <= 4096)) return "invalid field: agent";
+  if (!(isTextTo4096(o.agent))) return "invalid field: agent";
   if (!("runtime" in o)) return "missing field: runtime";
-  if (!(o.runtime === null || typeof o.runtime === "string" && o.runtime.length <= 4096)) {
-    return "invalid field: runtime";
-  }
+  if (!(isTextTo4096OrNull(o.runtime))) return "invalid field: runtime";
   if (!("session_id" in o)) return "missing field: session_id";
-  if (!(o.session_id === null || typeof o.session_id === "string" && o.session_id.length <= 4096)) {
-    return "invalid field: session_id";
-  }
+  if (!(isTextTo4096OrNull(o.session_id))) return "invalid field: session_id";
   if (!("cwd" in o)) return "missing field: cwd";
-  if (!(typeof o.cwd === "string" && o.cwd.length <= 4096)) return "invalid field: cwd";
+  if (!(isTextTo4096(o.cwd))) return "invalid field: cwd";
   if (!("tmux_pane" in o)) return "missing field: tmux_pane";
-  if (!(o.tmux_pane === null || typeof o.tmux_pane === "string" && o.tmux_pane.length <= 4096)) {
-    return "invalid field: tmux_pane";
-  }
+  if (!(isTextTo4096OrNull(o.tmux_pane))) return "invalid field: tmux_pane";
   if (!("registered_at" in o)) return "missing field: registered_at";
-  if (!(typeof o.registered_at === "string" && parseTime(o.registered_at) !== null)) {
-    return "invalid field: registered_at";
-  }
+  if (!(isTime(o.registered_at))) return "invalid field: registered_at";
   if (!("registrar" in o)) return "missing field: registrar";
   if (!(okRegistrar(o.registrar))) return "invalid field: registrar";
   if ("hosted" in o && !(typeof o.hosted === "boolean")) return "invalid field: hosted";
-  if (
-    "model" in o && !(o.model === null || typeof o.model === "string" && o.model.length <= 4096)
-  ) return "invalid field: model";
-  if (
-    "native_session_id" in o &&
-    !(o.native_session_id === null ||
-      typeof o.native_session_id === "string" && o.native_session_id.length <= 4096)
-  ) return "invalid field: native_session_id";
-  if (
-    "ended_at" in o &&
-    !(o.ended_at === null || typeof o.ended_at === "string" && parseTime(o.ended_at) !== null)
-  ) return "invalid field: ended_at";
-  if (
-    "ended_reason" in o &&
-    !(o.ended_reason === null ||
-      typeof o.ended_reason === "string" && o.ended_reason.length <= 4096)
-  ) return "invalid field: ended_reason";
-  if (
-    "parked_at" in o &&
-    !(o.parked_at === null || typeof o.parked_at === "string" && parseTime(o.parked_at) !== null)
-  ) return "invalid field: parked_at";
+  if ("model" in o && !(isTextTo4096OrNull(o.model))) return "invalid field: model";
+  if ("native_session_id" in o && !(isTextTo4096OrNull(o.native_session_id))) {
+    return "invalid field: native_session_id";
+  }
+  if ("ended_at" in o && !(isTimeOrNull(o.ended_at))) return "invalid field: ended_at";
+  if ("ended_reason" in o && !(isTextTo4096OrNull(o.ended_reason))) {
+    return "invalid field: ended_reason";
+  }
+  if ("parked_at" in o && !(isTimeOrNull(o.parked_at))) return "invalid field: parked_at";
   if ("successor" in o && !(o.successor === null || okSessionLink(o.successor))) {
     return "invalid field: successor";
   }
   if ("continuation" in o && !(o.continuation === null || okContinuationHold(o.continuation))) {
     return "invalid field: continuation";
   }
-  if (
-    "activity" in o &&
-    !(o.activity === null ||
-      (o.activity === "working" || o.activity === "waiting" || o.activity === "idle"))
-  ) return "invalid field: activity";
-  if (
-    "activity_at" in o &&
-    !(o.activity_at === null ||
-      typeof o.activity_at === "string" && parseTime(o.activity_at) !== null)
-  ) return "invalid field: activity_at";
+  if ("activity" in o && !(isWorkingOr2MoreOrNull(o.activity))) return "invalid field: activity";
+  if ("activity_at" in o && !(isTimeOrNull(o.activity_at))) return "invalid field: activity_at";
   if ("open_tool_calls" in o && !(okToolCallList(o.open_tool_calls))) {
     return "invalid field: open_tool_calls";
   }
-  if ("os" in o && !(o.os === null || typeof o.os === "string" && /^[a-z0-9_]{1,32}$/.test(o.os))) {
-    return "invalid field: os";
-  }
+  if ("os" in o && !(isMatchOrNull(o.os))) return "invalid field: os";
   return null;
 }
 
@@ -224,27 +151,23 @@ function okRegistrar(v: unknown): boolean {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   const o = v as Raw;
   return "pid" in o && isPid(o.pid) &&
-    "version" in o && typeof o.version === "string" && o.version.length <= 4096 &&
-    "path" in o && typeof o.path === "string" && o.path.length <= 4096;
+    "version" in o && isTextTo4096(o.version) &&
+    "path" in o && isTextTo4096(o.path);
 }
 
 function okSessionLink(v: unknown): boolean {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   const o = v as Raw;
   return "pid" in o && isPid(o.pid) &&
-    "start_token" in o &&
-    (o.start_token === null ||
-      typeof o.start_token === "string" && o.start_token.length >= 1 &&
-        o.start_token.length <= 256) &&
-    "session_id" in o &&
-    (o.session_id === null || typeof o.session_id === "string" && o.session_id.length <= 4096);
+    "start_token" in o && isText1To256OrNull(o.start_token) &&
+    "session_id" in o && isTextTo4096OrNull(o.session_id);
 }
 
 function okContinuationHold(v: unknown): boolean {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   const o = v as Raw;
-  return "key" in o && typeof o.key === "string" && o.key.length >= 1 && o.key.length <= 4096 &&
-    "ledger" in o && typeof o.ledger === "string" && o.ledger.length <= 4096;
+  return "key" in o && isText1To4096(o.key) &&
+    "ledger" in o && isTextTo4096(o.ledger);
 }
 
 function okToolCallList(v: unknown): boolean {
@@ -256,10 +179,9 @@ function okToolCallList(v: unknown): boolean {
 function okToolCall(v: unknown): boolean {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   const o = v as Raw;
-  return "id" in o && typeof o.id === "string" && o.id.length >= 1 && o.id.length <= 256 &&
-    "name" in o &&
-    (o.name === null || typeof o.name === "string" && o.name.length >= 1 && o.name.length <= 256) &&
-    "started_at" in o && typeof o.started_at === "string" && parseTime(o.started_at) !== null;
+  return "id" in o && isText1To256(o.id) &&
+    "name" in o && isText1To256OrNull(o.name) &&
+    "started_at" in o && isTime(o.started_at);
 }
 
 function copyRegistrar(v: unknown): unknown {
@@ -295,6 +217,57 @@ function copyToolCall(v: unknown): unknown {
     name: o.name as never,
     started_at: o.started_at as never,
   };
+}
+
+/** one of flag, ROSTER_SESSION_PID, CLAUDE_PID, ancestor, exec. */
+function isFlagOr4More(x: unknown): boolean {
+  return (x === "flag" || x === "ROSTER_SESSION_PID" || x === "CLAUDE_PID" || x === "ancestor" ||
+    x === "exec");
+}
+
+/** a string or null. */
+function isText1To256OrNull(x: unknown): boolean {
+  return x === null || typeof x === "string" && x.length >= 1 && x.length <= 256;
+}
+
+/** a time or null. */
+function isTimeOrNull(x: unknown): boolean {
+  return x === null || typeof x === "string" && parseTime(x) !== null;
+}
+
+/** a string or null. */
+function isTextTo4096OrNull(x: unknown): boolean {
+  return x === null || typeof x === "string" && x.length <= 4096;
+}
+
+/** a string. */
+function isText1To4096(x: unknown): boolean {
+  return typeof x === "string" && x.length >= 1 && x.length <= 4096;
+}
+
+/** a string. */
+function isTextTo4096(x: unknown): boolean {
+  return typeof x === "string" && x.length <= 4096;
+}
+
+/** a time. */
+function isTime(x: unknown): boolean {
+  return typeof x === "string" && parseTime(x) !== null;
+}
+
+/** one of working, waiting, idle or null. */
+function isWorkingOr2MoreOrNull(x: unknown): boolean {
+  return x === null || (x === "working" || x === "waiting" || x === "idle");
+}
+
+/** a string. */
+function isText1To256(x: unknown): boolean {
+  return typeof x === "string" && x.length >= 1 && x.length <= 256;
+}
+
+/** a string matching /^[a-z0-9_]{1,32}$/ or null. */
+function isMatchOrNull(x: unknown): boolean {
+  return x === null || typeof x === "string" && /^[a-z0-9_]{1,32}$/.test(x);
 }
 
 /** The lifecycle fields of a session that has not ended, been parked or been planned for. */
