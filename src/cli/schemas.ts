@@ -7,6 +7,7 @@
  * written once.
  */
 import { SHOWN_STATES } from "../continuation/keys.ts";
+import { PLAN_FORMAT } from "../continuation/schema.ts";
 import type { Schema } from "../format/format.ts";
 import { SESSION_RECORD } from "../registry/record_format.ts";
 
@@ -107,40 +108,8 @@ const PRINTED_VERDICT: Schema = {
   additionalProperties: false,
 };
 
-const PLAN = object({
-  schema: { const: 1 },
-  key: str,
-  token: str,
-  state: { enum: ["planned", "released"] },
-  session: {
-    type: "object",
-    properties: {
-      session_pid: int,
-      start_token: nstr,
-      boot_id: nstr,
-      machine_id: nstr,
-      pid_ns: nstr,
-      host: str,
-      session_id: nstr,
-      agent: nstr,
-      runtime: nstr,
-      cwd: nstr,
-      tmux_pane: nstr,
-    },
-    required: ["session_pid", "start_token", "boot_id", "host", "session_id", "agent"],
-    additionalProperties: false,
-  },
-  frozen_marker: nstr,
-  interrupted_at: ntime,
-  cause: { enum: ["signal", "hard", null] },
-  tool_calls: { type: "array", items: object({ id: str, name: str }) },
-  not_before: ntime,
-  deadline: ntime,
-  spacing_ms: { type: "integer", minimum: 0 },
-  // Optional: plans written before the chain limit lack them.
-  chain: { type: "integer", minimum: 1 },
-  chain_limit: { type: "integer", minimum: 1 },
-}, ["chain", "chain_limit"]);
+/** A plan, from its declaration (src/continuation/schema.ts). */
+const PLAN = PLAN_FORMAT.schema();
 
 /** How `wait` learns of an exit: the kernel tells it (pidfd, kqueue, a process handle) or it polls. */
 const WAIT_MECHANISM = { enum: ["pidfd", "kqueue", "handle", "poll"] };

@@ -8,7 +8,8 @@ import { join } from "../fs/path.ts";
 import { readUpTo, writeAll } from "../fs/io.ts";
 import { openRegular } from "../fs/read.ts";
 import { readRegularText } from "../open_file.ts";
-import { type AuditEvent, isObject } from "./schema.ts";
+import { isObject } from "../format/result.ts";
+import type { AuditEvent } from "./schema.ts";
 
 export const AUDIT_FILE = "audit.ndjson";
 /** How much of the audit's end recovery reads: some thousands of lines. */

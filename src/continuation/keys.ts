@@ -13,7 +13,8 @@ import {
   readSkip,
   type SkipRead,
 } from "./ledger.ts";
-import { isObject, isValidKey, type Plan, type SkipClass } from "./schema.ts";
+import { isObject } from "../format/result.ts";
+import { isValidKey, type Plan, type SkipClass } from "./schema.ts";
 
 /** The four files a key can have, by the suffix after the key in their names. */
 const KEY_FILES = { plan: ".plan.json", claim: ".claim", skip: ".skip", outcome: ".outcome" };

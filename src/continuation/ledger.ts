@@ -14,9 +14,9 @@ import { exists, readJson } from "../fs/read.ts";
 import { createExclusive, writeAtomic } from "../fs/write.ts";
 import { parseTime } from "../time.ts";
 import type { Mode } from "./rules.ts";
+import { isObject } from "../format/result.ts";
 import {
   type ClaimRecord,
-  isObject,
   lastDispatchOf,
   modeOf,
   type Outcome,

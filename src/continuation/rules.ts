@@ -6,79 +6,64 @@
  * (`fact-missing:<name>`): the convenient value is never assumed.
  */
 import type { Liveness } from "../identity/liveness.ts";
-import { isValidPid } from "../identity/pid.ts";
+import {
+  bool,
+  described,
+  either,
+  format,
+  int,
+  nullable,
+  optional,
+  pid,
+  str,
+  type ValueOf,
+} from "../format/format.ts";
 import { parseTime } from "../time.ts";
 import type { SkipRead } from "./ledger.ts";
 import { DEFAULT_CHAIN_LIMIT, type Plan, type SkipClass } from "./schema.ts";
 
 export type Mode = "on" | "off" | "dry-run";
 
-/** What the resumed harness reports. An absent key is a missing fact; null is a value. */
-export interface Facts {
-  /** The harness confirms it resumed this session (and is about to send the turn). */
-  ack_resumed?: boolean;
-  session_id?: string | null;
-  pane_key?: string | null;
-  /** The id of the last transcript entry now; null when the transcript is empty. */
-  last_entry_id?: string | null;
-  idle?: boolean;
-  /** Queued user messages: a count, or a boolean. */
-  pending_messages?: number | boolean;
-  /** Unsent text in the input box; null when the harness has none. */
-  editor_text?: string | null;
-  user_active?: boolean;
-  prompt_open?: boolean;
-  /** The pid of a watchdog process for this session; null when there is none. */
-  watchdog_pid?: number | null;
-  /** The watchdog's start token (as `roster token` prints it): a reused pid is then dead. */
-  watchdog_token?: string | null;
-}
+const flag = described(bool, "a boolean");
+const text = described(nullable(str(65_536)), "a string or null");
 
+/** What the resumed harness reports. An absent key is a missing fact; null is a value. */
+const FACTS = format("facts", {
+  /** The harness confirms it resumed this session (and is about to send the turn). */
+  ack_resumed: optional(flag),
+  session_id: optional(text),
+  pane_key: optional(text),
+  /** The id of the last transcript entry now; null when the transcript is empty. */
+  last_entry_id: optional(text),
+  idle: optional(flag),
+  /** Queued user messages: a count, or a boolean. */
+  pending_messages: optional(
+    described(either(bool, int(0, Number.MAX_SAFE_INTEGER)), "a boolean or a non-negative integer"),
+  ),
+  /** Unsent text in the input box; null when the harness has none. */
+  editor_text: optional(text),
+  user_active: optional(flag),
+  prompt_open: optional(flag),
+  /** The pid of a watchdog process for this session; null when there is none. */
+  watchdog_pid: optional(described(nullable(pid), "a process id or null")),
+  /** The watchdog's start token (as `roster token` prints it): a reused pid is then dead. */
+  watchdog_token: optional(described(nullable(str(512, 1)), "a start token or null")),
+}, {
+  notObject: "expected a JSON object",
+  invalid: (name, v, type) => {
+    const got = JSON.stringify(v) ?? String(v);
+    return `fact ${name} must be ${type.expected}, got ${got.slice(0, 60)}`;
+  },
+});
+export type Facts = ValueOf<typeof FACTS>;
 type FactName = keyof Facts;
 
-const bool = (v: unknown) => typeof v === "boolean";
-const text = (v: unknown) => v === null || (typeof v === "string" && v.length <= 65_536);
-
-const FACT_TYPES: Record<FactName, [check: (v: unknown) => boolean, expected: string]> = {
-  ack_resumed: [bool, "a boolean"],
-  session_id: [text, "a string or null"],
-  pane_key: [text, "a string or null"],
-  last_entry_id: [text, "a string or null"],
-  idle: [bool, "a boolean"],
-  pending_messages: [
-    (v) => bool(v) || (typeof v === "number" && Number.isSafeInteger(v) && v >= 0),
-    "a boolean or a non-negative integer",
-  ],
-  editor_text: [text, "a string or null"],
-  user_active: [bool, "a boolean"],
-  prompt_open: [bool, "a boolean"],
-  watchdog_pid: [(v) => v === null || isValidPid(v), "a process id or null"],
-  watchdog_token: [
-    (v) => v === null || (typeof v === "string" && v.length > 0 && v.length <= 512),
-    "a start token or null",
-  ],
-};
-
-export const FACT_NAMES = Object.keys(FACT_TYPES) as FactName[];
+export const FACT_NAMES = FACTS.names as readonly FactName[];
 
 /** Validates the facts object. Unknown keys are ignored; a known key of the wrong type is not. */
 export function parseFacts(value: unknown): { facts: Facts } | { problem: string } {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return { problem: "expected a JSON object" };
-  }
-  const obj = value as Record<string, unknown>;
-  const facts: Record<string, unknown> = {};
-  for (const name of FACT_NAMES) {
-    if (!Object.hasOwn(obj, name)) continue;
-    const [check, expected] = FACT_TYPES[name];
-    const v = obj[name];
-    if (!check(v)) {
-      const got = JSON.stringify(v) ?? String(v);
-      return { problem: `fact ${name} must be ${expected}, got ${got.slice(0, 60)}` };
-    }
-    facts[name] = v;
-  }
-  return { facts: facts as Facts };
+  const facts = FACTS.check(value);
+  return facts.ok ? { facts: facts.value } : { problem: facts.problem };
 }
 
 type WaitReason = "not-before" | "spacing" | "locked";

@@ -3,8 +3,27 @@
  * and validation of what was read back. A file that does not validate is never trusted; what
  * that means (no plan, a veto, an error) is decided by the reader in ledger.ts and lock.ts.
  */
+import {
+  array,
+  constant,
+  described,
+  format,
+  int,
+  lenient,
+  nullable,
+  object,
+  oneOf,
+  optional,
+  pattern,
+  pid,
+  required,
+  str,
+  time,
+  type ValueOf,
+  withSchema,
+} from "../format/format.ts";
+import { isObject } from "../format/result.ts";
 import type { ProcessIdentity } from "../identity/identity.ts";
-import { isValidPid } from "../identity/pid.ts";
 import { parseTime } from "../time.ts";
 import type { Mode } from "./rules.ts";
 
@@ -16,247 +35,143 @@ export function isValidKey(key: string): boolean {
   return KEY_PATTERN.test(key);
 }
 
-const PLAN_SCHEMA = 1;
 export const MAX_TOOL_CALLS = 1000;
 /** Ten years, as for durations: anything larger is a typo. */
 const MAX_SPACING_MS = 10 * 365 * 86_400_000;
 
+// ---------------------------------------------------------------------------------------
+// The formats read back, each declared once (src/format): its fields in the order of the file
+// written back, which are optional, and what each holds. The published schema of a plan
+// (src/cli/schemas.ts) is PLAN's.
+
+const INT = { type: "integer" };
+const text = str();
+/** How a process is named, in a plan's session and in a lock's owner alike. */
+const startToken = nullable(str(256, 1));
+const host = str(4096, 1);
+const bootId = nullable(str());
+/**
+ * The optional machine and pid-namespace fields (as in registry records): copied when present,
+ * a problem when not well formed; absent means "not known", never "differs".
+ */
+const machineId = optional(nullable(str(256)));
+
 /** The interrupted session, as its registry row showed it (extra row fields are ignored). */
-interface PlanSession extends ProcessIdentity {
-  // machine_id and pid_ns stay optional: plans written by other tools may lack them.
-  session_id: string | null;
-  agent: string | null;
-  runtime: string | null;
-  cwd: string | null;
-  tmux_pane: string | null;
-}
+const PLAN_SESSION = format("plan session", {
+  session_pid: withSchema(pid, INT),
+  start_token: startToken,
+  boot_id: bootId,
+  // Optional: plans written by other tools may lack them.
+  machine_id: machineId,
+  pid_ns: machineId,
+  host,
+  session_id: nullable(text),
+  agent: nullable(text),
+  runtime: required(nullable(text), { schemaOptional: true }),
+  cwd: required(nullable(text), { schemaOptional: true }),
+  tmux_pane: required(nullable(text), { schemaOptional: true }),
+});
 
-export interface ToolCall {
-  id: string;
-  name: string;
-}
+const TOOL_CALL = format("tool call", { id: str(256), name: str(256) });
 
-type PlanState = "planned" | "released";
-export type Cause = "signal" | "hard";
+/** A plan's chain counts: optional (older plans lack them). */
+const chainCount = optional(int(1, 1_000_000));
 
-export interface Plan {
-  schema: 1;
-  key: string;
-  token: string;
-  state: PlanState;
-  session: PlanSession;
-  frozen_marker: string | null;
-  interrupted_at: string | null;
-  cause: Cause | null;
-  tool_calls: ToolCall[];
-  not_before: string | null;
-  deadline: string | null;
-  spacing_ms: number;
-  /** Optional (older plans lack them): the place in a crash loop, and the most allowed. */
-  chain?: number;
-  chain_limit?: number;
-}
+const PLAN = format("plan", {
+  schema: constant(1),
+  key: withSchema(pattern(KEY_PATTERN), { type: "string" }),
+  token: str(256, 1),
+  state: oneOf(["planned", "released"]),
+  session: required(object(PLAN_SESSION), { deep: true }),
+  frozen_marker: nullable(text),
+  interrupted_at: nullable(time),
+  cause: nullable(oneOf(["signal", "hard"])),
+  tool_calls: required(
+    array(described(object(TOOL_CALL), "{id, name} strings"), MAX_TOOL_CALLS),
+    { deep: true },
+  ),
+  not_before: nullable(time),
+  deadline: nullable(time),
+  spacing_ms: int(0, MAX_SPACING_MS),
+  /** The place in a crash loop, and the most allowed. */
+  chain: chainCount,
+  chain_limit: chainCount,
+});
 
-/** A plan's chain limit when it names none. */
-export const DEFAULT_CHAIN_LIMIT = 3;
+const SKIP = format("skip", {
+  /** `declined`: the resumed session's hook gave up (continuation-decline). */
+  class: oneOf(["process-end", "veto", "declined"]),
+  reason: str(256, 1),
+  token: nullable(str(256)),
+  pid,
+  at: time,
+});
 
-/** `declined`: the resumed session's hook gave up (continuation-decline). */
-export type SkipClass = "process-end" | "veto" | "declined";
-
-export interface SkipRecord {
-  class: SkipClass;
-  reason: string;
-  token: string | null;
-  pid: number;
-  at: string;
-}
-
-export interface ClaimRecord {
-  key: string;
-  token: string;
-  continuation_id: string;
-  pid: number;
-  at: string;
+const CLAIM = format("claim", {
+  key: str(Infinity),
+  token: str(256, 1),
+  continuation_id: str(64, 1),
+  pid,
+  at: time,
   /** The message handed to the agent (optional: older claims lack it). */
-  message?: string;
-}
+  message: lenient(str(65_536)),
+});
 
 /**
  * `dispatch.lock`'s owner: a process identity under the name `pid` (the file's format), with
  * its machine and pid namespace, since a lock taken inside a container is not ours to judge.
  */
-export interface LockOwner extends Omit<ProcessIdentity, "session_pid"> {
-  pid: number;
-  at: string;
+const LOCK_OWNER = format("lock owner", {
+  pid,
+  start_token: startToken,
+  host,
+  boot_id: bootId,
+  at: time,
   /** Random per lock: inode numbers are reused, so release checks this too. */
-  nonce: string;
-}
+  nonce: str(64),
+  machine_id: machineId,
+  pid_ns: machineId,
+});
 
-// ---------------------------------------------------------------------------------------
-// Field checks
+export { PLAN as PLAN_FORMAT };
+export type Plan = ValueOf<typeof PLAN>;
+export type ToolCall = ValueOf<typeof TOOL_CALL>;
+export type Cause = NonNullable<Plan["cause"]>;
+export type SkipRecord = ValueOf<typeof SKIP>;
+export type SkipClass = SkipRecord["class"];
+export type ClaimRecord = ValueOf<typeof CLAIM>;
+export type LockOwner = ValueOf<typeof LOCK_OWNER>;
 
-type Check = (v: unknown) => boolean;
-type Fields<T> = [keyof T & string, Check][];
-
-export const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-const str = (max = 4096): Check => (v) => typeof v === "string" && v.length <= max;
-const nonEmpty = (max = 4096): Check => (v) =>
-  typeof v === "string" && v.length > 0 && v.length <= max;
-const nullable = (c: Check): Check => (v) => v === null || c(v);
-const time: Check = (v) => typeof v === "string" && parseTime(v) !== null;
-const token = nonEmpty(256);
-/** How a process is named, in a plan's session and in a lock's owner alike. */
-const startToken = nullable(nonEmpty(256));
-const host = nonEmpty();
-const bootId = nullable(str());
-
-/**
- * Checks `fields` of `obj` in order, then copies exactly those fields, in that order (the
- * order of the file written back): the record, or the first missing or invalid field.
- */
-function pick<T>(
-  obj: Record<string, unknown>,
-  fields: Fields<T>,
-  where = "",
-): { value: T } | { problem: string } {
-  for (const [name, check] of fields) {
-    if (!(name in obj)) return { problem: `missing field: ${where}${name}` };
-    if (!check(obj[name])) return { problem: `invalid field: ${where}${name}` };
-  }
-  return { value: Object.fromEntries(fields.map(([n]) => [n, obj[n]])) as T };
-}
-
-const SESSION_FIELDS: Fields<PlanSession> = [
-  ["session_pid", isValidPid],
-  ["start_token", startToken],
-  ["boot_id", bootId],
-  ["host", host],
-  ["session_id", nullable(str())],
-  ["agent", nullable(str())],
-  ["runtime", nullable(str())],
-  ["cwd", nullable(str())],
-  ["tmux_pane", nullable(str())],
-];
-
-const PLAN_FIELDS: Fields<Plan> = [
-  ["schema", (v) => v === PLAN_SCHEMA],
-  ["key", (v) => typeof v === "string" && isValidKey(v)],
-  ["token", token],
-  ["state", (v) => v === "planned" || v === "released"],
-  ["session", isObject],
-  ["frozen_marker", nullable(str())],
-  ["interrupted_at", nullable(time)],
-  ["cause", (v) => v === null || v === "signal" || v === "hard"],
-  ["tool_calls", (v) => Array.isArray(v) && v.length <= MAX_TOOL_CALLS],
-  ["not_before", nullable(time)],
-  ["deadline", nullable(time)],
-  [
-    "spacing_ms",
-    (v) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0 && v <= MAX_SPACING_MS,
-  ],
-];
-
-const SKIP_FIELDS: Fields<SkipRecord> = [
-  ["class", (v) => v === "process-end" || v === "veto" || v === "declined"],
-  ["reason", nonEmpty(256)],
-  ["token", nullable(str(256))],
-  ["pid", isValidPid],
-  ["at", time],
-];
-
-const CLAIM_FIELDS: Fields<ClaimRecord> = [
-  ["key", (v) => typeof v === "string"],
-  ["token", token],
-  ["continuation_id", nonEmpty(64)],
-  ["pid", isValidPid],
-  ["at", time],
-];
-
-const LOCK_FIELDS: Fields<LockOwner> = [
-  ["pid", isValidPid],
-  ["start_token", startToken],
-  ["host", host],
-  ["boot_id", bootId],
-  ["at", time],
-  ["nonce", str(64)],
-];
+/** A plan's chain limit when it names none. */
+export const DEFAULT_CHAIN_LIMIT = 3;
 
 // ---------------------------------------------------------------------------------------
 // Validation of what was read
 
 /** Validates a parsed plan file for key `key`: the plan, or what is wrong with it. */
 export function validatePlan(value: unknown, key: string): { plan: Plan } | { problem: string } {
-  if (!isObject(value)) return { problem: "not a JSON object" };
-  const plan = pick(value, PLAN_FIELDS);
-  if ("problem" in plan) return plan;
-  if (plan.value.key !== key) return { problem: `key differs from the file name: ${value.key}` };
-  const session = pick(value.session as Record<string, unknown>, SESSION_FIELDS, "session.");
-  if ("problem" in session) return session;
-  const identity = pickIdentity(value.session as Record<string, unknown>, "session.");
-  if ("problem" in identity) return identity;
-  // Schema order: the identity fields stand beside boot_id, as in a registry record.
-  const { session_pid, start_token, boot_id, ...rest } = session.value;
-  session.value = { session_pid, start_token, boot_id, ...identity.value, ...rest };
-  const calls: ToolCall[] = [];
-  for (const [i, c] of (value.tool_calls as unknown[]).entries()) {
-    if (!isObject(c) || !str(256)(c.id) || !str(256)(c.name)) {
-      return { problem: `invalid field: tool_calls[${i}] (expected {id, name} strings)` };
-    }
-    calls.push({ id: c.id as string, name: c.name as string });
-  }
-  const chain: { chain?: number; chain_limit?: number } = {};
-  for (const name of ["chain", "chain_limit"] as const) {
-    if (!(name in value)) continue;
-    const v = value[name];
-    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1 || v > 1_000_000) {
-      return { problem: `invalid field: ${name}` };
-    }
-    chain[name] = v;
-  }
-  // Overwriting keeps each field where pick put it: a released plan is written back as read.
-  return { plan: { ...plan.value, session: session.value, tool_calls: calls, ...chain } };
+  const plan = PLAN.check(
+    value,
+    (o) => o.key !== key ? `key differs from the file name: ${o.key}` : null,
+  );
+  return plan.ok ? { plan: plan.value } : { problem: plan.problem };
 }
 
 export function validateSkip(value: unknown): { skip: SkipRecord } | { problem: string } {
-  if (!isObject(value)) return { problem: "not a JSON object" };
-  const skip = pick(value, SKIP_FIELDS);
-  return "problem" in skip ? skip : { skip: skip.value };
+  const skip = SKIP.check(value);
+  return skip.ok ? { skip: skip.value } : { problem: skip.problem };
 }
 
 /** A claim for `key`; null when it is not one (a claim for another key is not this one). */
 export function validateClaim(value: unknown, key: string): ClaimRecord | null {
   if (!isObject(value) || value.key !== key) return null;
-  const claim = pick(value, CLAIM_FIELDS);
-  if ("problem" in claim) return null;
-  return typeof value.message === "string" && value.message.length <= 65_536
-    ? { ...claim.value, message: value.message }
-    : claim.value;
+  const claim = CLAIM.check(value);
+  return claim.ok ? claim.value : null;
 }
 
 export function validateLockOwner(value: unknown): LockOwner | null {
-  if (!isObject(value)) return null;
-  const owner = pick(value, LOCK_FIELDS);
-  if ("problem" in owner) return null;
-  const identity = pickIdentity(value, "");
-  return "problem" in identity ? null : { ...owner.value, ...identity.value };
-}
-
-/**
- * The optional machine and pid-namespace fields (as in registry records): copied when present
- * and well formed, a problem when present and not. Absent means "not known", never "differs".
- */
-function pickIdentity(
-  obj: Record<string, unknown>,
-  where: string,
-): { value: { machine_id?: string | null; pid_ns?: string | null } } | { problem: string } {
-  const value: { machine_id?: string | null; pid_ns?: string | null } = {};
-  for (const name of ["machine_id", "pid_ns"] as const) {
-    if (!(name in obj)) continue;
-    if (!nullable(str(256))(obj[name])) return { problem: `invalid field: ${where}${name}` };
-    value[name] = obj[name] as string | null;
-  }
-  return { value };
+  const owner = LOCK_OWNER.check(value);
+  return owner.ok ? owner.value : null;
 }
 
 /** `config.json`: `{mode: "on" | "off" | "dry-run"}`; anything else means off. */
