@@ -6,9 +6,9 @@ import { UsageError } from "./errors.ts";
 
 /** A variable whose value is not valid UTF-8: a usage error naming it (exit 2). */
 export class EnvEncodingError extends UsageError {
+  override name = "EnvEncodingError";
   constructor(readonly variable: string) {
     super(`Invalid ${variable}: not valid UTF-8`);
-    this.name = "EnvEncodingError";
   }
 }
 

@@ -8,37 +8,28 @@ import { EXIT } from "./exit.ts";
 /** A runtime failure (I/O, lock, full disk): exit code 1. */
 export class RosterError extends Error {
   readonly exitCode: number = EXIT.FAILURE;
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "RosterError";
-  }
+  override name = "RosterError";
 }
 
 /** Usage or invalid input: exit code 2. The message names the flag or value and what is accepted. */
 export class UsageError extends RosterError {
   override readonly exitCode = EXIT.USAGE;
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
+  override name = "UsageError";
 }
 
 /** No process holds the pid (ESRCH, ENOENT under /proc, Windows error 87): exit code 3. */
 export class NoSuchProcessError extends RosterError {
   override readonly exitCode = EXIT.DEAD;
+  override name = "NoSuchProcessError";
   constructor(readonly pid: number) {
     super(`No such process: ${pid}`);
-    this.name = "NoSuchProcessError";
   }
 }
 
 /** The process exists but roster cannot read what it needs (EPERM, hidepid): exit code 4. */
 export class CannotTellError extends RosterError {
   override readonly exitCode = EXIT.UNKNOWN;
-  constructor(message: string) {
-    super(message);
-    this.name = "CannotTellError";
-  }
+  override name = "CannotTellError";
 }
 
 /** Turns an error from a Deno file-system call into roster's own, naming what failed. */

@@ -120,6 +120,23 @@ function bashValue(v: ValueKind): string {
   }
 }
 
+/**
+ * The bash loop over COMP_WORDS (`start`: its first step) up to the word under the cursor:
+ * it steps over the flags in `values` with their value (`--flag value`, or `--flag = value`,
+ * three words when = is in COMP_WORDBREAKS) and over other flags, and runs `word` on the rest.
+ */
+function bashWords(start: string, values: string[], word: string): string {
+  return `  for ((${start}; i < COMP_CWORD; i++)); do
+    w=\${COMP_WORDS[i]}
+    case $w in
+      ${values.length > 0 ? values.join("|") : "--"})
+        if [[ \${COMP_WORDS[i+1]} == = ]]; then ((i += 2)); else ((i++)); fi ;;
+      -*|=) ;;
+      *) ${word} ;;
+    esac
+  done`;
+}
+
 function bashScript(m: Model): string {
   const globalValues = valueFlags(m.globals).map((f) => `--${f.name}`);
   const valueCases = [
@@ -158,27 +175,11 @@ _roster() {
     prev=\${COMP_WORDS[COMP_CWORD-2]}
   fi
   # The command: the first word that is neither a flag nor a global flag's value.
-  for ((i = 1; i < COMP_CWORD; i++)); do
-    w=\${COMP_WORDS[i]}
-    case $w in
-      ${globalValues.length > 0 ? globalValues.join("|") : "--"})
-        if [[ \${COMP_WORDS[i+1]} == = ]]; then ((i += 2)); else ((i++)); fi ;;
-      -*|=) ;;
-      *) cmd=$w; break ;;
-    esac
-  done
+${bashWords("i = 1", globalValues, "cmd=$w; break")}
   # Which positional the word under the cursor is: the words after the command that are
   # neither flags nor a flag's value.
   local n=0
-  for ((i++; i < COMP_CWORD; i++)); do
-    w=\${COMP_WORDS[i]}
-    case $w in
-      ${allValues.length > 0 ? allValues.join("|") : "--"})
-        if [[ \${COMP_WORDS[i+1]} == = ]]; then ((i += 2)); else ((i++)); fi ;;
-      -*|=) ;;
-      *) ((n++)) ;;
-    esac
-  done
+${bashWords("i++", allValues, "((n++))")}
   case "$cmd $prev" in
 ${valueCases.join("\n")}
   esac
@@ -337,6 +338,34 @@ function allValuesFish(m: Model): string[] {
   ];
 }
 
+/**
+ * The fish loop over the command line's words after `roster`, with `locals` declared before it:
+ * it steps over the flags in `values` with their value and over other flags, and runs `word`
+ * (lines) on the rest.
+ */
+function fishTokens(values: string[], locals: string[], word: string[]): string[] {
+  return [
+    "    set -l tokens (commandline -opc)",
+    "    set -e tokens[1]",
+    "    set -l skip 0",
+    ...locals,
+    "    for t in $tokens",
+    "        if test $skip = 1",
+    "            set skip 0",
+    "            continue",
+    "        end",
+    "        switch $t",
+    ...(values.length > 0
+      ? [`            case ${values.join(" ")}`, "                set skip 1"]
+      : []),
+    "            case '-*'",
+    "            case '*'",
+    ...word,
+    "        end",
+    "    end",
+  ];
+}
+
 function fishScript(m: Model): string {
   const globalValues = valueFlags(m.globals).map((f) => `--${f.name}`);
   const lines = [
@@ -346,51 +375,18 @@ function fishScript(m: Model): string {
     "",
     "# The command word: the first argument that is neither a flag nor a flag's value.",
     "function __roster_command",
-    "    set -l tokens (commandline -opc)",
-    "    set -e tokens[1]",
-    "    set -l skip 0",
-    "    for t in $tokens",
-    "        if test $skip = 1",
-    "            set skip 0",
-    "            continue",
-    "        end",
-    "        switch $t",
-    ...(globalValues.length > 0
-      ? [`            case ${globalValues.join(" ")}`, "                set skip 1"]
-      : []),
-    "            case '-*'",
-    "            case '*'",
-    "                echo $t",
-    "                return 0",
-    "        end",
-    "    end",
+    ...fishTokens(globalValues, [], ["                echo $t", "                return 0"]),
     "    return 1",
     "end",
     "",
     "# How many positional arguments follow the command word.",
     "function __roster_npos",
-    "    set -l tokens (commandline -opc)",
-    "    set -e tokens[1]",
-    "    set -l skip 0",
-    "    set -l seen 0",
-    "    set -l n 0",
-    "    for t in $tokens",
-    "        if test $skip = 1",
-    "            set skip 0",
-    "            continue",
-    "        end",
-    "        switch $t",
-    ...(allValuesFish(m).length > 0
-      ? [`            case ${allValuesFish(m).join(" ")}`, "                set skip 1"]
-      : []),
-    "            case '-*'",
-    "            case '*'",
-    "                if test $seen = 1",
-    "                    set n (math $n + 1)",
-    "                end",
-    "                set seen 1",
-    "        end",
-    "    end",
+    ...fishTokens(allValuesFish(m), ["    set -l seen 0", "    set -l n 0"], [
+      "                if test $seen = 1",
+      "                    set n (math $n + 1)",
+      "                end",
+      "                set seen 1",
+    ]),
     "    echo $n",
     "end",
     "",

@@ -21,10 +21,7 @@ const MAX_LINKS = 40;
 
 /** A trusted directory could not be had: one line, exit 1. */
 export class UntrustedError extends RosterError {
-  constructor(message: string) {
-    super(message);
-    this.name = "UntrustedError";
-  }
+  override name = "UntrustedError";
 }
 
 function lstat(path: string, what: string): Deno.FileInfo | null {

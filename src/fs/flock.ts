@@ -31,13 +31,13 @@ const seconds = (ms: number) => ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`;
 
 /** The advisory lock stayed held by another process for longer than the caller would wait. */
 export class LockTimeoutError extends RosterError {
+  override name = "LockTimeoutError";
   constructor(path: string, ms: number, stalled: boolean) {
     super(
       stalled
         ? `Could not take the store lock: one holder kept it for ${seconds(ms)}: ${path}`
         : `Could not take the store lock in ${seconds(ms)}: ${path}`,
     );
-    this.name = "LockTimeoutError";
   }
 }
 

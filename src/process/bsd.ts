@@ -2,8 +2,8 @@
  * What the BSD-family backends (darwin.ts, freebsd.ts) share. Both ask sysctl(3) for one
  * `struct kinfo_proc` under the same kern.proc.pid MIB, read the same few fields from it (at
  * each OS's own offsets, both little-endian), size argument reads by kern.argmax, and turn
- * the fields into a ProcessInfo the same way. Struct layouts, decoders, token formats and
- * token comparison stay in each OS module: nothing here knows an offset or a token.
+ * the fields into a ProcessInfo and a start token the same way (kinfoScheme). Struct layouts,
+ * zombie states and token comparison stay in each OS module: nothing here knows an offset.
  */
 import type { Probe, ProcessInfo } from "./types.ts";
 import { isPid, MAX_PID_T } from "./pid.ts";
@@ -70,6 +70,29 @@ export function kinfoToken(os: string, startSec: bigint, startUsec: number): str
   return `${os}:${startSec}.${String(startUsec).padStart(6, "0")}`;
 }
 
+/** One OS's reading of `struct kinfo_proc`: its decoder, its start token and its ProcessInfo. */
+export interface KinfoScheme {
+  /** sizeof(struct kinfo_proc): what kern.proc.pid is asked for. */
+  size: number;
+  /** One struct decoded at the OS's offsets; null unless it is the OS's size (and says so). */
+  decode(bytes: Uint8Array): KinfoProc | null;
+  /** `<os>:<sec>.<usec padded to 6>`. */
+  token(startSec: bigint, startUsec: number): string;
+  /** Roster's view of a decoded struct: the token, and a zombie where p_stat says so. */
+  info(k: KinfoProc): ProcessInfo;
+}
+
+/** The scheme of an OS named `os` in its tokens, its struct at `layout`, a zombie's p_stat. */
+export function kinfoScheme(os: string, layout: KinfoLayout, zombieStat: number): KinfoScheme {
+  const token = (startSec: bigint, startUsec: number) => kinfoToken(os, startSec, startUsec);
+  return {
+    size: layout.size,
+    decode: (bytes) => decodeKinfo(bytes, layout),
+    token,
+    info: (k) => kinfoToInfo(k, token(k.startSec, k.startUsec), k.stat === zombieStat),
+  };
+}
+
 /** One sysctl read into `size` bytes; null when the call fails. */
 export type SysctlRead = (mib: number[], size: number) => Uint8Array | null;
 
@@ -102,19 +125,30 @@ export function kinfoMib(pid: number): number[] {
 }
 
 /**
+ * One pid probed through kern.proc.pid: never a group (0 or a negative pid: kernel_task on
+ * macOS, a process group to kill(2)); `failed` answers when sysctl fails (errno cannot be read
+ * reliably from Deno), else judgeKinfo settles the answer.
+ */
+export function probeKinfo(
+  read: SysctlRead,
+  pid: number,
+  scheme: KinfoScheme,
+  failed: (pid: number) => Probe,
+): Probe {
+  if (!isBsdPid(pid)) return { kind: "gone" };
+  const bytes = read(kinfoMib(pid), scheme.size);
+  return bytes === null ? failed(pid) : judgeKinfo(pid, bytes, scheme);
+}
+
+/**
  * Settles a kern.proc.pid read that sysctl answered without error: no bytes means no such
  * pid; a struct that does not decode, or describes another pid, proves nothing.
  */
-export function judgeKinfo(
-  pid: number,
-  bytes: Uint8Array,
-  decode: (bytes: Uint8Array) => KinfoProc | null,
-  toInfo: (k: KinfoProc) => ProcessInfo,
-): Probe {
+export function judgeKinfo(pid: number, bytes: Uint8Array, scheme: KinfoScheme): Probe {
   if (bytes.length === 0) return { kind: "gone" };
-  const k = decode(bytes);
+  const k = scheme.decode(bytes);
   if (k === null || k.pid !== pid) return { kind: "unsupported" };
-  return { kind: "exists", info: toInfo(k) };
+  return { kind: "exists", info: scheme.info(k) };
 }
 
 /** Roster's view of a decoded kinfo_proc, given the OS's token and zombie verdict. */

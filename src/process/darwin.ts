@@ -8,27 +8,17 @@
  */
 import {
   CTL_KERN,
-  decodeKinfo,
   decodeUtf8,
   indexOfNul,
   isBsdPid,
-  judgeKinfo,
   type KinfoLayout,
-  kinfoMib,
-  type KinfoProc,
-  kinfoToInfo,
-  kinfoToken,
+  kinfoScheme,
+  probeKinfo,
   readArgmax,
   SYSCTL_SYMBOL,
   sysctlReader,
 } from "./bsd.ts";
-import {
-  exactTokens,
-  type Probe,
-  type ProcessBackend,
-  type ProcessCommand,
-  type ProcessInfo,
-} from "./types.ts";
+import { exactTokens, type Probe, type ProcessBackend, type ProcessCommand } from "./types.ts";
 
 /** sizeof(struct kinfo_proc), identical on x86_64 and arm64. */
 const DARWIN_KINFO_PROC_SIZE = 648;
@@ -53,20 +43,12 @@ const DARWIN_KINFO: KinfoLayout = {
   ppid: 560,
 };
 
+const DARWIN = kinfoScheme("darwin", DARWIN_KINFO, DARWIN_SZOMB);
 /** Decodes one `struct kinfo_proc`; null unless it is exactly 648 bytes. */
-export function decodeDarwinKinfoProc(bytes: Uint8Array): KinfoProc | null {
-  return decodeKinfo(bytes, DARWIN_KINFO);
-}
-
-/** `darwin:<sec>.<usec padded to 6>`: the padding keeps the text unambiguous. */
-export function darwinToken(startSec: bigint, startUsec: number): string {
-  return kinfoToken("darwin", startSec, startUsec);
-}
-
-/** Turns a decoded kinfo_proc into roster's view of the process. */
-export function darwinProcessInfo(k: KinfoProc): ProcessInfo {
-  return kinfoToInfo(k, darwinToken(k.startSec, k.startUsec), k.stat === DARWIN_SZOMB);
-}
+export const decodeDarwinKinfoProc = DARWIN.decode;
+/** `darwin:<sec>.<usec padded to 6>`. */
+export const darwinToken = DARWIN.token;
+export const darwinProcessInfo = DARWIN.info;
 
 interface ProcArgs2 {
   argc: number;
@@ -131,15 +113,10 @@ export function darwinBackend(): ProcessBackend | null {
   const { proc_pidpath, gethostuuid } = lib.symbols;
   const read = sysctlReader(lib.symbols.sysctl);
 
-  function probe(pid: number): Probe {
-    // pid 0 is kernel_task and negative pids are not processes.
-    if (!isBsdPid(pid)) return { kind: "gone" };
-    const bytes = read(kinfoMib(pid), DARWIN_KINFO_PROC_SIZE);
-    // A failed call says nothing certain, and errno cannot be read reliably from Deno.
-    if (bytes === null) return { kind: "unsupported" };
-    // xnu answers a missing pid with success and zero bytes (zombies are still listed).
-    return judgeKinfo(pid, bytes, decodeDarwinKinfoProc, darwinProcessInfo);
-  }
+  // A failed call says nothing certain; xnu answers a missing pid with success and zero bytes
+  // (zombies are still listed).
+  const probe = (pid: number): Probe =>
+    probeKinfo(read, pid, DARWIN, () => ({ kind: "unsupported" }));
 
   function command(pid: number): ProcessCommand {
     let exe: string | null = null;

@@ -12,22 +12,24 @@
 import {
   cString,
   CTL_KERN,
-  decodeKinfo,
   decodeUtf8,
   isBsdPid,
-  judgeKinfo,
   KERN_PROC,
   type KinfoLayout,
-  kinfoMib,
-  type KinfoProc,
-  kinfoToInfo,
-  kinfoToken,
+  kinfoScheme,
+  probeKinfo,
   readArgmax,
   SYSCTL_SYMBOL,
   sysctlReader,
 } from "./bsd.ts";
 import { psBackend } from "./ps.ts";
-import type { Probe, ProcessBackend, ProcessCommand, ProcessInfo, TokenMatch } from "./types.ts";
+import {
+  existsUnread,
+  type Probe,
+  type ProcessBackend,
+  type ProcessCommand,
+  type TokenMatch,
+} from "./types.ts";
 
 /** sizeof(struct kinfo_proc) on 64-bit FreeBSD, also stored in its ki_structsize field. */
 const FREEBSD_KINFO_PROC_SIZE = 1088;
@@ -53,15 +55,12 @@ const FREEBSD_KINFO: KinfoLayout = {
   commSize: 20,
 };
 
+const FREEBSD = kinfoScheme("freebsd", FREEBSD_KINFO, FREEBSD_SZOMB);
 /** Decodes one `struct kinfo_proc`; null unless both the length and ki_structsize are 1088. */
-export function decodeFreebsdKinfoProc(bytes: Uint8Array): KinfoProc | null {
-  return decodeKinfo(bytes, FREEBSD_KINFO);
-}
-
+export const decodeFreebsdKinfoProc = FREEBSD.decode;
 /** `freebsd:<sec>.<usec padded to 6>`. */
-export function freebsdToken(startSec: bigint, startUsec: number): string {
-  return kinfoToken("freebsd", startSec, startUsec);
-}
+export const freebsdToken = FREEBSD.token;
+export const freebsdProcessInfo = FREEBSD.info;
 
 /** Microseconds since the epoch, or null for text that is not a FreeBSD token. */
 export function parseFreebsdToken(token: string): bigint | null {
@@ -85,10 +84,6 @@ export function parseProcArgs(bytes: Uint8Array): string[] {
   return parts;
 }
 
-export function freebsdProcessInfo(k: KinfoProc): ProcessInfo {
-  return kinfoToInfo(k, freebsdToken(k.startSec, k.startUsec), k.stat === FREEBSD_SZOMB);
-}
-
 /**
  * A missing pid makes sysctl fail with ESRCH, but errno is unreadable here, and a process
  * hidden from this user fails the same way. `ps -p` settles it with the `--allow-run=ps` the
@@ -99,10 +94,7 @@ export function confirmSysctlFailure(
   pid: number,
   viaPs: (pid: number) => Probe = (p) => psBackend().probe(p),
 ): Probe {
-  const exists: Probe = {
-    kind: "exists",
-    info: { pid, ppid: null, startToken: null, startedAtMs: null, zombie: false, name: null },
-  };
+  const exists = existsUnread(pid);
   const ps = viaPs(pid);
   if (ps.kind === "gone") return ps;
   // ps's token is of another scheme: keep only that the process is there.
@@ -131,13 +123,7 @@ export function freebsdBackend(): ProcessBackend | null {
   }
   const read = sysctlReader(lib.symbols.sysctl);
 
-  function probe(pid: number): Probe {
-    // kill(0 or negative) would probe a process group, not a process.
-    if (!isBsdPid(pid)) return { kind: "gone" };
-    const bytes = read(kinfoMib(pid), FREEBSD_KINFO_PROC_SIZE);
-    if (bytes === null) return confirmSysctlFailure(pid);
-    return judgeKinfo(pid, bytes, decodeFreebsdKinfoProc, freebsdProcessInfo);
-  }
+  const probe = (pid: number): Probe => probeKinfo(read, pid, FREEBSD, confirmSysctlFailure);
 
   function command(pid: number): ProcessCommand {
     if (!isBsdPid(pid)) return { exe: null, argv: null };

@@ -11,6 +11,7 @@ import {
   EPERM,
   ESRCH,
   exactTokens,
+  existsUnread,
   loadedLibc,
   type Probe,
   type ProcessBackend,
@@ -281,10 +282,7 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
         return { kind: "unsupported" };
       }
       // It exists (hidepid=1 makes it unreadable rather than missing) but says nothing more.
-      return {
-        kind: "exists",
-        info: { pid, ppid: null, startToken: null, startedAtMs: null, zombie: false, name: null },
-      };
+      return existsUnread(pid);
     }
     const stat = typeof read === "number"
       ? parseStatBytes(procBuf, read)

@@ -28,6 +28,14 @@ export type Probe =
   /** This OS (or this permission set) cannot tell. */
   | { kind: "unsupported" };
 
+/** A process that is there but could not be read: nothing is known of it but its pid. */
+export function existsUnread(pid: number): Probe {
+  return {
+    kind: "exists",
+    info: { pid, ppid: null, startToken: null, startedAtMs: null, zombie: false, name: null },
+  };
+}
+
 /** Executable path and arguments, for matching a process against the harness table. */
 export interface ProcessCommand {
   exe: string | null;

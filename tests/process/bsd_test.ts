@@ -5,7 +5,9 @@ import {
   judgeKinfo,
   kinfoMib,
   type KinfoProc,
+  type KinfoScheme,
   kinfoToInfo,
+  probeKinfo,
   readArgmax,
   type SysctlRead,
   sysctlReader,
@@ -44,19 +46,42 @@ Deno.test("kinfoToInfo keeps the OS's token and zombie verdict", () => {
 Deno.test("judgeKinfo", async (t) => {
   const decode = (bytes: Uint8Array) => bytes[0] === 0xff ? null : { ...k, pid: bytes[0] };
   const toInfo = (d: KinfoProc) => kinfoToInfo(d, "x:1", false);
+  const scheme: KinfoScheme = { size: 9, decode, token: () => "x:1", info: toInfo };
   await t.step("no bytes: the pid is gone", () => {
-    assertEquals(judgeKinfo(42, new Uint8Array(0), decode, toInfo), { kind: "gone" });
+    assertEquals(judgeKinfo(42, new Uint8Array(0), scheme), { kind: "gone" });
   });
   await t.step("an undecodable struct or another pid proves nothing", () => {
-    assertEquals(judgeKinfo(42, Uint8Array.of(0xff), decode, toInfo), { kind: "unsupported" });
-    assertEquals(judgeKinfo(42, Uint8Array.of(7), decode, toInfo), { kind: "unsupported" });
+    assertEquals(judgeKinfo(42, Uint8Array.of(0xff), scheme), { kind: "unsupported" });
+    assertEquals(judgeKinfo(42, Uint8Array.of(7), scheme), { kind: "unsupported" });
   });
   await t.step("the asked pid exists", () => {
-    assertEquals(judgeKinfo(42, Uint8Array.of(42), decode, toInfo), {
+    assertEquals(judgeKinfo(42, Uint8Array.of(42), scheme), {
       kind: "exists",
       info: toInfo(k),
     });
   });
+});
+
+Deno.test("probeKinfo: never a group; a failed read is the OS's to settle", () => {
+  const decode = (bytes: Uint8Array) => ({ ...k, pid: bytes[0] });
+  const toInfo = (d: KinfoProc) => kinfoToInfo(d, "x:1", false);
+  const scheme: KinfoScheme = { size: 9, decode, token: () => "x:1", info: toInfo };
+  const asked: [number[], number][] = [];
+  const read = (answer: Uint8Array | null): SysctlRead => (mib, size) => {
+    asked.push([mib, size]);
+    return answer;
+  };
+  const failed = (pid: number) => ({ kind: "exists", info: { ...toInfo(k), pid } }) as const;
+  for (const pid of [0, -1]) {
+    assertEquals(probeKinfo(read(Uint8Array.of(42)), pid, scheme, failed), { kind: "gone" });
+  }
+  assertEquals(asked, []);
+  assertEquals(probeKinfo(read(null), 42, scheme, failed), failed(42));
+  assertEquals(probeKinfo(read(Uint8Array.of(42)), 42, scheme, failed), {
+    kind: "exists",
+    info: toInfo(k),
+  });
+  assertEquals(asked, [[kinfoMib(42), 9], [kinfoMib(42), 9]]);
 });
 
 Deno.test("readArgmax", async (t) => {
