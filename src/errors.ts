@@ -17,6 +17,13 @@ export class UsageError extends RosterError {
   override name = "UsageError";
 }
 
+/** A value that is none of its choices: `Invalid WHAT: expected one of a, b, got "v"`. */
+export function notOneOf(what: string, choices: readonly string[], got: string): UsageError {
+  return new UsageError(
+    `Invalid ${what}: expected one of ${choices.join(", ")}, got ${JSON.stringify(got)}`,
+  );
+}
+
 /** No process holds the pid (ESRCH, ENOENT under /proc, Windows error 87): exit code 3. */
 export class NoSuchProcessError extends RosterError {
   override readonly exitCode = EXIT.DEAD;

@@ -6,7 +6,7 @@
  * SIGKILL it there to prove that no crash at that moment loses or tears anything.
  */
 import { envVar } from "./env.ts";
-import { UsageError } from "./errors.ts";
+import { notOneOf } from "./errors.ts";
 
 const PAUSE_POINTS = [
   "register:after-lock",
@@ -30,11 +30,7 @@ export function pauseSetting(): PausePoint | null {
   const v = envVar("ROSTER_TEST_PAUSE_AT");
   if (v === undefined || v === "") return setting = null;
   if (!(PAUSE_POINTS as readonly string[]).includes(v)) {
-    throw new UsageError(
-      `Invalid ROSTER_TEST_PAUSE_AT: expected one of ${PAUSE_POINTS.join(", ")}, got ${
-        JSON.stringify(v)
-      }`,
-    );
+    throw notOneOf("ROSTER_TEST_PAUSE_AT", PAUSE_POINTS, v);
   }
   return setting = v as PausePoint;
 }

@@ -4,7 +4,7 @@
  * `--flag=value`, `-x`, and `--` to end flags; global flags may stand before or after the
  * command. Every mistake is a UsageError naming the flag and the nearest valid one.
  */
-import { UsageError } from "../errors.ts";
+import { notOneOf, UsageError } from "../errors.ts";
 import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, usageOf } from "./spec.ts";
 
 export class Parsed {
@@ -62,11 +62,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
         : (spec.commas ? value.split(",").map((v) => v.trim()) : [value])
           .find((v) => !choices.includes(v));
       if (choices !== undefined && bad !== undefined) {
-        throw new UsageError(
-          `Invalid --${spec.name}: expected one of ${choices.join(", ")}, got ${
-            JSON.stringify(value)
-          }`,
-        );
+        throw notOneOf(`--${spec.name}`, choices, value);
       }
       const list = out.values.get(spec.name);
       if (list && spec.repeatable) list.push(value);
@@ -102,9 +98,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
     const choices = pos.choices;
     const bad = choices ? out.positionals.find((p) => !choices.includes(p)) : undefined;
     if (choices && bad !== undefined) {
-      throw new UsageError(
-        `Invalid ${pos.name}: expected one of ${choices.join(", ")}, got ${JSON.stringify(bad)}`,
-      );
+      throw notOneOf(pos.name, choices, bad);
     }
     if (out.positionals.length < pos.min) {
       throw new UsageError(`Missing ${pos.name} for ${cmd.name}. Usage: ${usageOf(cmd)}`);

@@ -101,6 +101,22 @@ const GEMINI_TOOL_ENV = `jq -c 'if .tool_name == "run_shell_command" and ` +
   `{tool_input: {command: ("export GEMINI_SESSION_ID=" + (.session_id | @sh) + "; " + ` +
   `.tool_input.command)}}} else {} end'`;
 
+/**
+ * One event's group: an optional matcher, then `commands`, each with its harness's timeout (in
+ * the harness's unit).
+ */
+function group(timeout: number, commands: string[], matcher?: string): HookGroup {
+  return {
+    ...(matcher === undefined ? {} : { matcher }),
+    hooks: commands.map((command) => ({ type: "command", command, timeout })),
+  };
+}
+
+/** A group for Claude Code and Codex, whose timeouts are in seconds: 10 seconds. */
+const tenSeconds = (command: string, matcher?: string) => group(10, [command], matcher);
+/** A group for Gemini CLI, whose timeouts are in milliseconds: 10 seconds too. */
+const tenSecondsInMs = (...commands: string[]) => group(10000, commands);
+
 export const RECIPES: Record<Harness, Recipe> = {
   claude: {
     kind: "settings",
@@ -109,37 +125,17 @@ export const RECIPES: Record<Harness, Recipe> = {
     projectPath: ".claude/settings.json",
     projectLocalPath: ".claude/settings.local.json",
     events: {
-      SessionStart: {
-        hooks: [{
-          type: "command",
-          command: "roster register --quiet && roster activity idle --quiet",
-          timeout: 10,
-        }],
-      },
-      SessionEnd: {
-        hooks: [{ type: "command", command: "roster unregister --quiet", timeout: 10 }],
-      },
-      UserPromptSubmit: {
-        hooks: [{ type: "command", command: "roster activity working --quiet", timeout: 10 }],
-      },
-      Stop: {
-        hooks: [{ type: "command", command: "roster activity idle --quiet", timeout: 10 }],
-      },
+      SessionStart: tenSeconds("roster register --quiet && roster activity idle --quiet"),
+      SessionEnd: tenSeconds("roster unregister --quiet"),
+      UserPromptSubmit: tenSeconds("roster activity working --quiet"),
+      Stop: tenSeconds("roster activity idle --quiet"),
       // Claude Code asks the person: a tool's permission, or an MCP server's question.
-      Notification: {
-        matcher: "permission_prompt|elicitation_dialog",
-        hooks: [{ type: "command", command: "roster activity waiting --quiet", timeout: 10 }],
-      },
-      PreToolUse: {
-        hooks: [{
-          type: "command",
-          command: "roster activity --tool-start - --quiet",
-          timeout: 10,
-        }],
-      },
-      PostToolUse: {
-        hooks: [{ type: "command", command: "roster activity --tool-end - --quiet", timeout: 10 }],
-      },
+      Notification: tenSeconds(
+        "roster activity waiting --quiet",
+        "permission_prompt|elicitation_dialog",
+      ),
+      PreToolUse: tenSeconds("roster activity --tool-start - --quiet"),
+      PostToolUse: tenSeconds("roster activity --tool-end - --quiet"),
     },
   },
   codex: {
@@ -148,37 +144,21 @@ export const RECIPES: Record<Harness, Recipe> = {
     userPath: ".codex/hooks.json",
     projectPath: ".codex/hooks.json",
     events: {
-      SessionStart: {
-        matcher: "startup|resume",
-        hooks: [{
-          type: "command",
-          command: "roster register --quiet --session-id \"$(jq -r '.session_id // empty')\"",
-          timeout: 10,
-        }],
-      },
-      SessionEnd: {
-        hooks: [{
-          type: "command",
-          command: "roster unregister --quiet --session-id \"$(jq -r '.session_id // empty')\"",
-          timeout: 10,
-        }],
-      },
+      SessionStart: tenSeconds(
+        "roster register --quiet --session-id \"$(jq -r '.session_id // empty')\"",
+        "startup|resume",
+      ),
+      SessionEnd: tenSeconds(
+        "roster unregister --quiet --session-id \"$(jq -r '.session_id // empty')\"",
+      ),
       // What the session is doing; `--session-id -` names it from the hook's stdin, which a
       // shared server (default mode) needs to tell its hosted sessions apart.
-      UserPromptSubmit: {
-        hooks: [{ type: "command", command: CODEX_ACTIVITY("working"), timeout: 10 }],
-      },
-      Stop: { hooks: [{ type: "command", command: CODEX_ACTIVITY("idle"), timeout: 10 }] },
-      Interrupt: { hooks: [{ type: "command", command: CODEX_ACTIVITY("idle"), timeout: 10 }] },
-      PermissionRequest: {
-        hooks: [{ type: "command", command: CODEX_ACTIVITY("waiting"), timeout: 10 }],
-      },
-      PreToolUse: {
-        hooks: [{ type: "command", command: CODEX_ACTIVITY("--tool-start -"), timeout: 10 }],
-      },
-      PostToolUse: {
-        hooks: [{ type: "command", command: CODEX_ACTIVITY("--tool-end -"), timeout: 10 }],
-      },
+      UserPromptSubmit: tenSeconds(CODEX_ACTIVITY("working")),
+      Stop: tenSeconds(CODEX_ACTIVITY("idle")),
+      Interrupt: tenSeconds(CODEX_ACTIVITY("idle")),
+      PermissionRequest: tenSeconds(CODEX_ACTIVITY("waiting")),
+      PreToolUse: tenSeconds(CODEX_ACTIVITY("--tool-start -")),
+      PostToolUse: tenSeconds(CODEX_ACTIVITY("--tool-end -")),
     },
   },
   gemini: {
@@ -187,41 +167,16 @@ export const RECIPES: Record<Harness, Recipe> = {
     userPath: ".gemini/settings.json",
     projectPath: ".gemini/settings.json",
     events: {
-      SessionStart: {
-        hooks: [{
-          type: "command",
-          command: "roster register --quiet && roster activity idle --quiet",
-          timeout: 10000,
-        }],
-      },
-      SessionEnd: {
-        hooks: [{ type: "command", command: "roster unregister --quiet", timeout: 10000 }],
-      },
+      SessionStart: tenSecondsInMs("roster register --quiet && roster activity idle --quiet"),
+      SessionEnd: tenSecondsInMs("roster unregister --quiet"),
       // What the session is doing. Its tool hooks carry no call id: a call is known by its
       // tool's name (tool_name), and Notification is only ever ToolPermission in 0.61.
-      BeforeAgent: {
-        hooks: [{ type: "command", command: "roster activity working --quiet", timeout: 10000 }],
-      },
-      AfterAgent: {
-        hooks: [{ type: "command", command: "roster activity idle --quiet", timeout: 10000 }],
-      },
-      Notification: {
-        hooks: [{ type: "command", command: "roster activity waiting --quiet", timeout: 10000 }],
-      },
+      BeforeAgent: tenSecondsInMs("roster activity working --quiet"),
+      AfterAgent: tenSecondsInMs("roster activity idle --quiet"),
+      Notification: tenSecondsInMs("roster activity waiting --quiet"),
       // BeforeTool also tells a shell command its session (GEMINI_TOOL_ENV).
-      BeforeTool: {
-        hooks: [
-          { type: "command", command: "roster activity --tool-start - --quiet", timeout: 10000 },
-          { type: "command", command: GEMINI_TOOL_ENV, timeout: 10000 },
-        ],
-      },
-      AfterTool: {
-        hooks: [{
-          type: "command",
-          command: "roster activity --tool-end - --quiet",
-          timeout: 10000,
-        }],
-      },
+      BeforeTool: tenSecondsInMs("roster activity --tool-start - --quiet", GEMINI_TOOL_ENV),
+      AfterTool: tenSecondsInMs("roster activity --tool-end - --quiet"),
     },
   },
   pi: {

@@ -3,7 +3,7 @@
  * the harness's settings (user's, or with --project the current directory's), merged with
  * everything else there, backed up and written atomically; or takes it out; or prints it.
  */
-import { UsageError } from "../../errors.ts";
+import { notOneOf, UsageError } from "../../errors.ts";
 import { applyChange, type HookAction, planChange, settingsPath } from "../../hooks/install.ts";
 import { type Harness, HOOK_HARNESSES, RECIPES, recipeText } from "../../hooks/recipes.ts";
 import type { Parsed } from "../args.ts";
@@ -20,16 +20,10 @@ function userHome(): string {
 export function run(ctx: Context, args: Parsed): number {
   const [action, harness] = args.positionals;
   if (!(ACTIONS as readonly string[]).includes(action)) {
-    throw new UsageError(
-      `Invalid ACTION: expected one of ${ACTIONS.join(", ")}, got ${JSON.stringify(action)}`,
-    );
+    throw notOneOf("ACTION", ACTIONS, action);
   }
   if (!(HOOK_HARNESSES as readonly string[]).includes(harness)) {
-    throw new UsageError(
-      `Invalid HARNESS: expected one of ${HOOK_HARNESSES.join(", ")}, got ${
-        JSON.stringify(harness)
-      }`,
-    );
+    throw notOneOf("HARNESS", HOOK_HARNESSES, harness);
   }
   const h = harness as Harness;
   if (action === "show") {

@@ -1,5 +1,5 @@
 /** `roster schema [NAME]`: the JSON Schema of one JSON output, or the list of them. */
-import { UsageError } from "../../errors.ts";
+import { notOneOf } from "../../errors.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
 import { schemaDocument, SCHEMAS } from "../schemas.ts";
@@ -17,11 +17,7 @@ export function run(ctx: Context, args: Parsed): number {
   }
   const doc = schemaDocument(name);
   if (doc === null) {
-    throw new UsageError(
-      `Invalid NAME: expected one of ${Object.keys(SCHEMAS).join(", ")}, got ${
-        JSON.stringify(name)
-      }`,
-    );
+    throw notOneOf("NAME", Object.keys(SCHEMAS), name);
   }
   ctx.printJson(doc);
   return 0;
