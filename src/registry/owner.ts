@@ -259,9 +259,11 @@ export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner 
  */
 export function locateOwner(input: OwnerInput, backend: ProcessBackend): Located {
   const named = namedPid(input);
-  const parent = parentOf(backend, input);
+  // Where every walk up starts, read once and only for a walk: a --pid names its owner itself.
+  let parentPid: number | null | undefined;
+  const parent = () => parentPid === undefined ? parentPid = parentOf(backend, input) : parentPid;
   if (named !== null && named.source !== "flag" && named.pid !== input.selfPid) {
-    const near = nearestHarness(backend, parent, named.pid);
+    const near = nearestHarness(backend, parent(), named.pid);
     if (near) return ancestorOwner(near, true);
   }
   if (named !== null) {
@@ -275,13 +277,15 @@ export function locateOwner(input: OwnerInput, backend: ProcessBackend): Located
     const harness = matchHarness(name, backend.command(pid));
     // Init (pid 1) is every process's ancestor, so being one proves nothing, unless it is a
     // harness itself (an agent run as a container's first process).
-    const verified = () =>
-      pid === input.selfPid ||
-      ((pid > 1 || harness !== null) &&
-        parent !== null && isAncestor(backend, parent, pid, info?.startedAtMs ?? null));
+    const verified = () => {
+      if (pid === input.selfPid) return true;
+      if (pid <= 1 && harness === null) return false;
+      const up = parent();
+      return up !== null && isAncestor(backend, up, pid, info?.startedAtMs ?? null);
+    };
     return { pid, source, verified, harness, inner: false };
   }
-  const near = nearestHarness(backend, parent, null);
+  const near = nearestHarness(backend, parent(), null);
   if (near) return ancestorOwner(near, false);
   throw new NoOwnerError();
 }

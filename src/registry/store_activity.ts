@@ -4,6 +4,8 @@
  * by that command, which runs on every prompt and tool call (store.ts).
  */
 import { withLock } from "../fs/flock.ts";
+import { join } from "../fs/path.ts";
+import { exists } from "../fs/read.ts";
 import { writeAtomic } from "../fs/write.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { placeDirNames, recordName } from "./layout.ts";
@@ -40,7 +42,8 @@ export async function recordActivity(
   const name = recordName(pid, hostedSession);
   for (const dirName of placeDirNames({ ...judge.here, host })) {
     const dir = placeDirIn(root, dirName, false);
-    if (dir === null || readEntry(dir, dirName, name) === null) continue;
+    // Read under the lock only: before it, whether the record is there picks the directory.
+    if (dir === null || !exists(join(dir, name))) continue;
     return await withLock(dir, (): ActivityOutcome => {
       const entry = readEntry(dir, dirName, name);
       if (entry === null) return { outcome: "no-record", row: null };

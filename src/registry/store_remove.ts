@@ -5,6 +5,8 @@
  */
 import { ioError } from "../errors.ts";
 import { withLock } from "../fs/flock.ts";
+import { join } from "../fs/path.ts";
+import { exists } from "../fs/read.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import type { Probe } from "../process/types.ts";
 import { recordName } from "./layout.ts";
@@ -61,7 +63,8 @@ export async function removeRecordIf(
   // the upgrade ends after it.
   let result: RemoveOutcome = { outcome: "no-record", row: null };
   for (const { dir, dirName } of placeDirsIn(openStore(home, false), host, judge)) {
-    if (read(dir, dirName) === null) continue;
+    // Read and judged under the lock only: before it, whether the record is there is enough.
+    if (!exists(join(dir, name))) continue;
     const one = await withLock(dir, (): RemoveOutcome => {
       const row = read(dir, dirName);
       if (row === null) return { outcome: "no-record", row: null };
