@@ -1,7 +1,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { jsonElement, writeJsonElement } from "../../src/cli/json_element.ts";
 import { malformedRow, recordRow } from "../../src/registry/row.ts";
-import type { SessionRecord } from "../../src/registry/record.ts";
+import { NO_LIFECYCLE, type SessionRecord } from "../../src/registry/record.ts";
 import { terminalJson } from "../../src/cli/terminal.ts";
 
 const decoder = new TextDecoder();
@@ -41,11 +41,7 @@ const RECORD: SessionRecord = {
   tmux_pane: "%3",
   registered_at: "2026-12-01T11:03:22.084Z",
   registrar: { pid: 24886, version: "1.2.3", path: "/usr/bin/roster" },
-  model: null,
-  native_session_id: null,
-  ended_at: null,
-  ended_reason: null,
-  parked_at: null,
+  ...NO_LIFECYCLE,
   successor: { pid: 77, start_token: null, session_id: "s-2" },
   continuation: { key: "k", ledger: "/l" },
   activity: "working",

@@ -4,6 +4,7 @@
  */
 import { assertEquals, assertMatch } from "../assert.ts";
 import { resumeCommand } from "../../src/registry/owner.ts";
+import { NO_LIFECYCLE } from "../../src/registry/record.ts";
 import type { Row } from "../../src/registry/row.ts";
 import { relaunchEnv } from "../../src/cli/restore/flow.ts";
 import { type Attempts, restoreKey, selectSessions } from "../../src/cli/restore/select.ts";
@@ -30,16 +31,9 @@ function row(over: Partial<Row>): Row {
     tmux_pane: "%1",
     registered_at: "2026-12-02T05:00:00Z",
     registrar: null,
-    model: null,
-    native_session_id: null,
+    ...NO_LIFECYCLE,
     ended_at: "2026-12-02T05:30:00Z",
     ended_reason: "exited",
-    parked_at: null,
-    successor: null,
-    continuation: null,
-    activity: null,
-    activity_at: null,
-    open_tool_calls: [],
     os: null,
     liveness: "dead",
     reason: "exited",
