@@ -104,7 +104,7 @@ function mtimeOf(path: string): number | null {
 export function keyStatus(dir: string, key: string, now = Date.now()): KeyStatus {
   const files = new KeyFiles(dir, key);
   const state = shownState(keyState(files, now));
-  const plan = files.plan?.ok ? files.plan.plan : null;
+  const plan = files.plan?.ok ? files.plan.value : null;
   const claim = files.claimed ? readClaim(dir, key) : null;
   const skip = files.skip === null ? null : skipClassReason(files.skip);
   const times = [planPath, claimPath, skipPath, outcomePath].map((p) => mtimeOf(p(dir, key)))
@@ -221,7 +221,7 @@ export async function declineKey(
   const locked = await withDispatchLock(dir, judge, ADMIN_LOCK_PATIENCE_MS, (): Declined => {
     if (isClaimed(dir, key)) return { outcome: "claimed", key };
     const now = readPlan(dir, key);
-    const planToken = now?.ok ? now.plan.token : null;
+    const planToken = now?.ok ? now.value.token : null;
     if (token !== null && planToken !== token) {
       throw new UsageError(`Invalid --plan-token: the plan of ${key} has changed`);
     }

@@ -128,7 +128,7 @@ export async function observe(
 ): Promise<Observed> {
   const now = Date.now();
   const state = readState(dir, key, now);
-  const plan = state.plan?.ok ? state.plan.plan : null;
+  const plan = state.plan?.ok ? state.plan.value : null;
   return {
     situation: {
       plan,

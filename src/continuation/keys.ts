@@ -82,8 +82,8 @@ export function keyState(facts: KeyFacts, now: number): KeyState {
   const plan = facts.plan;
   if (plan === null) return "none";
   if (!plan.ok) return "damaged";
-  const deadline = plan.plan.deadline ? parseTime(plan.plan.deadline) : null;
-  return deadline !== null && now > deadline ? "expired" : plan.plan.state;
+  const deadline = plan.value.deadline ? parseTime(plan.value.deadline) : null;
+  return deadline !== null && now > deadline ? "expired" : plan.value.state;
 }
 
 /** A skip's class and reason as both reports give them: a damaged skip is `skip-damaged`. */
@@ -160,6 +160,6 @@ export const COUNTED_STATES: readonly CountedState[] = [
 export function countedState(s: KeyState, facts: KeyFacts): CountedState | null {
   if (s === "none") return null;
   if (s === "declined") return "skipped";
-  if (s === "expired") return (facts.plan as { plan: Plan }).plan.state;
+  if (s === "expired") return (facts.plan as { value: Plan }).value.state;
   return s;
 }

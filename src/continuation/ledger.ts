@@ -14,7 +14,7 @@ import { exists, readJson } from "../fs/read.ts";
 import { createExclusive, writeAtomic } from "../fs/write.ts";
 import { parseTime } from "../time.ts";
 import type { Mode } from "./rules.ts";
-import { isObject } from "../format/result.ts";
+import { isObject, type Result } from "../format/result.ts";
 import {
   type ClaimRecord,
   lastDispatchOf,
@@ -45,17 +45,13 @@ export const outcomePath = (dir: string, key: string) => join(dir, `${key}.outco
 // ---------------------------------------------------------------------------------------
 // Reading
 
-export type PlanRead = { ok: true; plan: Plan } | { ok: false; problem: string } | null;
+export type PlanRead = Result<Plan> | null;
 
 /** The plan of `key`: valid, damaged (with why), or null when there is none. */
 export function readPlan(dir: string, key: string): PlanRead {
   const read = readJson(planPath(dir, key));
   if (read === null) return null;
-  const checked = read.ok ? validatePlan(read.value, key) : read;
-  return "problem" in checked ? { ok: false, problem: checked.problem } : {
-    ok: true,
-    plan: checked.plan,
-  };
+  return read.ok ? validatePlan(read.value, key) : { ok: false, problem: read.problem };
 }
 
 /** Whether `key` is claimed: anything at all at `K.claim` counts, readable or not. */
@@ -71,7 +67,7 @@ export function readSkip(dir: string, key: string): SkipRead {
   const read = readJson(path);
   if (read === null) return exists(path) ? { damaged: "cannot be read" } : null;
   const checked = read.ok ? validateSkip(read.value) : read;
-  return "problem" in checked ? { damaged: checked.problem } : checked.skip;
+  return checked.ok ? checked.value : { damaged: checked.problem };
 }
 
 /**
@@ -155,7 +151,7 @@ export function isKeyOpen(dir: string, key: string, now = Date.now()): boolean {
   if (isClaimed(dir, key) || exists(skipPath(dir, key))) return false;
   const read = readPlan(dir, key);
   if (read === null || !read.ok) return false;
-  const deadline = read.plan.deadline === null ? null : parseTime(read.plan.deadline);
+  const deadline = read.value.deadline === null ? null : parseTime(read.value.deadline);
   return deadline === null || now <= deadline;
 }
 

@@ -170,7 +170,7 @@ function chainOf(dir: string, row: Row, now: number): number {
     if (at === null || now - at > CHAIN_WINDOW_MS) continue;
     const plan = readPlan(dir, key);
     if (!plan?.ok) continue;
-    const s = plan.plan.session;
+    const s = plan.value.session;
     if (s.session_id === row.session_id && hostDirName(s.host) === hostDirName(row.host ?? "")) {
       chain++;
     }
@@ -264,9 +264,9 @@ export async function releasePlan(
     if (!read.ok) {
       throw new RosterError(`Could not release: the plan is damaged (${read.problem}): ${key}`);
     }
-    const session = pane === null ? read.plan.session : { ...read.plan.session, tmux_pane: pane };
-    const next: Plan = { ...read.plan, state: "released", session };
-    if (read.plan.state !== "released" || session !== read.plan.session) writePlan(dir, next);
+    const session = pane === null ? read.value.session : { ...read.value.session, tmux_pane: pane };
+    const next: Plan = { ...read.value, state: "released", session };
+    if (read.value.state !== "released" || session !== read.value.session) writePlan(dir, next);
     return next;
   });
 }

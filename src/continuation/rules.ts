@@ -18,6 +18,7 @@ import {
   str,
   type ValueOf,
 } from "../format/format.ts";
+import type { Result } from "../format/result.ts";
 import { parseTime } from "../time.ts";
 import type { SkipRead } from "./ledger.ts";
 import { DEFAULT_CHAIN_LIMIT, type Plan, type SkipClass } from "./schema.ts";
@@ -61,9 +62,8 @@ type FactName = keyof Facts;
 export const FACT_NAMES = FACTS.names as readonly FactName[];
 
 /** Validates the facts object. Unknown keys are ignored; a known key of the wrong type is not. */
-export function parseFacts(value: unknown): { facts: Facts } | { problem: string } {
-  const facts = FACTS.check(value);
-  return facts.ok ? { facts: facts.value } : { problem: facts.problem };
+export function parseFacts(value: unknown): Result<Facts> {
+  return FACTS.check(value);
 }
 
 type WaitReason = "not-before" | "spacing" | "locked";

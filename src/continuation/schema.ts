@@ -22,7 +22,7 @@ import {
   type ValueOf,
   withSchema,
 } from "../format/format.ts";
-import { isObject } from "../format/result.ts";
+import { isObject, type Result } from "../format/result.ts";
 import type { ProcessIdentity } from "../identity/identity.ts";
 import { parseTime } from "../time.ts";
 import type { Mode } from "./rules.ts";
@@ -149,17 +149,16 @@ export const DEFAULT_CHAIN_LIMIT = 3;
 // Validation of what was read
 
 /** Validates a parsed plan file for key `key`: the plan, or what is wrong with it. */
-export function validatePlan(value: unknown, key: string): { plan: Plan } | { problem: string } {
-  const plan = PLAN.check(
+export function validatePlan(value: unknown, key: string): Result<Plan> {
+  return PLAN.check(
     value,
     (o) => o.key !== key ? `key differs from the file name: ${o.key}` : null,
   );
-  return plan.ok ? { plan: plan.value } : { problem: plan.problem };
 }
 
-export function validateSkip(value: unknown): { skip: SkipRecord } | { problem: string } {
-  const skip = SKIP.check(value);
-  return skip.ok ? { skip: skip.value } : { problem: skip.problem };
+/** Validates a parsed skip record: the record, or what is wrong with it. */
+export function validateSkip(value: unknown): Result<SkipRecord> {
+  return SKIP.check(value);
 }
 
 /** A claim for `key`; null when it is not one (a claim for another key is not this one). */

@@ -42,11 +42,11 @@ Deno.test("keys are file names, never paths", async (t) => {
 
 Deno.test("validatePlan", async (t) => {
   await t.step("a valid plan, and a full list row as the session", () => {
-    assertEquals(validatePlan(PLAN, "k1"), { plan: PLAN });
+    assertEquals(validatePlan(PLAN, "k1"), { ok: true, value: PLAN });
     const row = { ...PLAN.session, liveness: "dead", reason: "exited", path: "/x", extra: 1 };
     const r = validatePlan({ ...PLAN, session: row, future_field: true }, "k1");
-    assert("plan" in r);
-    assertEquals(r.plan.session, PLAN.session);
+    assert(r.ok);
+    assertEquals(r.value.session, PLAN.session);
   });
   const bad: [string, unknown, RegExp][] = [
     ["not an object", [], /not a JSON object/],
@@ -66,7 +66,7 @@ Deno.test("validatePlan", async (t) => {
   for (const [name, value, re] of bad) {
     await t.step(`rejects ${name}`, () => {
       const r = validatePlan(JSON.parse(JSON.stringify(value)), "k1");
-      assert("problem" in r, name);
+      assert(!r.ok, name);
       assertMatch(r.problem, re);
     });
   }
@@ -92,7 +92,7 @@ Deno.test("reading the ledger safely", async (t) => {
 
   await t.step("a written plan reads back", () => {
     writePlan(dir, PLAN);
-    assertEquals(readPlan(dir, "k1"), { ok: true, plan: PLAN });
+    assertEquals(readPlan(dir, "k1"), { ok: true, value: PLAN });
     assertEquals((Deno.statSync(planPath(dir, "k1")).mode ?? 0) & 0o777, 0o600);
   });
 

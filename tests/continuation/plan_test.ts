@@ -95,7 +95,7 @@ Deno.test("releasePlan", async (t) => {
     writePlan(dir, plan);
     const released = await releasePlan(dir, judge, "k");
     assertEquals(released, { ...plan, state: "released" });
-    assertEquals(readPlan(dir, "k"), { ok: true, plan: released });
+    assertEquals(readPlan(dir, "k"), { ok: true, value: released });
     const bytes = Deno.readTextFileSync(planPath(dir, "k"));
     const mtime = Deno.statSync(planPath(dir, "k")).mtime;
     assertEquals(await releasePlan(dir, judge, "k"), released);

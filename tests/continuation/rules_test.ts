@@ -353,13 +353,13 @@ Deno.test("mayWriteSkip: only a released plan, still the one judged, is skipped 
 Deno.test("parseFacts", async (t) => {
   await t.step("accepts the full set and ignores unknown keys", () => {
     const r = parseFacts({ ...FACTS, extra: 1 });
-    assert("facts" in r);
-    assertEquals(r.facts, FACTS);
+    assert(r.ok);
+    assertEquals(r.value, FACTS);
   });
   await t.step("absent stays absent; null is a value where allowed", () => {
     const r = parseFacts({ session_id: null, watchdog_pid: null });
-    assert("facts" in r);
-    assertEquals(r.facts, { session_id: null, watchdog_pid: null });
+    assert(r.ok);
+    assertEquals(r.value, { session_id: null, watchdog_pid: null });
   });
   const bad: [unknown, RegExp][] = [
     [[], /expected a JSON object/],
@@ -376,7 +376,7 @@ Deno.test("parseFacts", async (t) => {
   for (const [value, re] of bad) {
     await t.step(`rejects ${JSON.stringify(value)}`, () => {
       const r = parseFacts(value);
-      assert("problem" in r, "expected a problem");
+      assert(!r.ok, "expected a problem");
       assert(re.test(r.problem), r.problem);
     });
   }

@@ -75,8 +75,8 @@ Deno.test("records read", async (t) => {
     const plan = { ...PLAN, tool_calls: [{ id: "c", name: "Bash" }] };
     const reversed = (o: object) => Object.fromEntries(Object.entries(o).reverse());
     const r = validatePlan({ ...reversed(plan), session: reversed(plan.session) }, plan.key);
-    assert("plan" in r);
-    assertEquals(text(r.plan), text(plan));
+    assert(r.ok);
+    assertEquals(text(r.value), text(plan));
   });
   await t.step("a claim: only for its own key, every field valid", () => {
     assertEquals(validateClaim(CLAIM, "k"), CLAIM);

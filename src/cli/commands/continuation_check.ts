@@ -85,8 +85,8 @@ function readFacts(args: Parsed): Facts {
     throw new UsageError(`Invalid --facts: expected a JSON object, got invalid JSON`);
   }
   const parsed = parseFacts(value);
-  if ("problem" in parsed) throw new UsageError(`Invalid --facts: ${parsed.problem}`);
-  return parsed.facts;
+  if (!parsed.ok) throw new UsageError(`Invalid --facts: ${parsed.problem}`);
+  return parsed.value;
 }
 
 type Printed = {
