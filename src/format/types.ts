@@ -8,7 +8,11 @@ import type { Fields, Format, Value } from "./format.ts";
 
 export type Schema = Record<string, unknown>;
 
-/** What a value may be: a test, the same test as code (leaves), its schema, in words. */
+/**
+ * What a value may be: a test, the same test as code (leaves), its schema, in words. Schemas
+ * of composite types are built when asked for (`roster schema`), not when a format is declared
+ * on a hook's path.
+ */
 export interface Type<V> {
   readonly kind: "leaf" | "nullable" | "either" | "object" | "array";
   /** Whether a parsed JSON value is one. */
@@ -124,17 +128,18 @@ export function int(min: number, max: number): Type<number> {
 
 /** `type`, or null. */
 export function nullable<V>(type: Type<V>): Type<V | null> {
-  const s = type.schema;
-  const schema = "enum" in s
-    ? { enum: [...(s.enum as unknown[]), null] }
-    : typeof s.type === "string" && s.type !== "object"
-    ? { ...s, type: [s.type, "null"] }
-    : { anyOf: [s, { type: "null" }] };
   return {
     kind: "nullable",
     test: (v) => v === null || type.test(v),
     code: (x) => `(${x} === null || ${type.code(x)})`,
-    schema,
+    get schema() {
+      const s = type.schema;
+      return "enum" in s
+        ? { enum: [...(s.enum as unknown[]), null] }
+        : typeof s.type === "string" && s.type !== "object"
+        ? { ...s, type: [s.type, "null"] }
+        : { anyOf: [s, { type: "null" }] };
+    },
     expected: `${type.expected} or null`,
     of: [type as Type<unknown>],
   };
@@ -146,7 +151,9 @@ export function either<A, B>(one: Type<A>, other: Type<B>): Type<A | B> {
     kind: "either",
     test: (v) => one.test(v) || other.test(v),
     code: (x) => `(${one.code(x)} || ${other.code(x)})`,
-    schema: { anyOf: [one.schema, other.schema] },
+    get schema() {
+      return { anyOf: [one.schema, other.schema] };
+    },
     expected: `${one.expected} or ${other.expected}`,
     of: [one as Type<unknown>, other as Type<unknown>],
   };
@@ -160,7 +167,9 @@ export function object<F extends Fields>(format: Format<F>): Type<Value<F>> {
     code: () => {
       throw new Error(`an object (${format.name}) has no inline code: generate.ts writes it`);
     },
-    schema: format.schema(),
+    get schema() {
+      return format.schema();
+    },
     expected: `{${format.names.join(", ")}}`,
     of: [],
     format: format as unknown as Format<Fields>,
@@ -175,7 +184,9 @@ export function array<V>(item: Type<V>, max: number): Type<V[]> {
     code: () => {
       throw new Error("an array has no inline code: generate.ts writes it");
     },
-    schema: { type: "array", items: item.schema },
+    get schema() {
+      return { type: "array", items: item.schema };
+    },
     expected: `at most ${max} of ${item.expected}`,
     of: [item as Type<unknown>],
     max,
@@ -184,5 +195,17 @@ export function array<V>(item: Type<V>, max: number): Type<V[]> {
 
 /** `type` with another published schema (one that says less than the check does). */
 export const withSchema = <V>(type: Type<V>, schema: Schema): Type<V> => ({ ...type, schema });
-/** `type` described in other words. */
-export const described = <V>(type: Type<V>, expected: string): Type<V> => ({ ...type, expected });
+/** `type` described in other words (its schema still built only when asked for). */
+export const described = <V>(type: Type<V>, expected: string): Type<V> => ({
+  kind: type.kind,
+  test: type.test,
+  code: type.code,
+  get schema() {
+    return type.schema;
+  },
+  expected,
+  of: type.of,
+  format: type.format,
+  max: type.max,
+  label: type.label,
+});
