@@ -67,18 +67,31 @@ export function parse(text: string, dialect: Dialect): Node {
     re.lastIndex = i;
     return re.test(text) ? re.lastIndex : -1;
   };
+  /**
+   * The elements of an object or an array, from its opening bracket at i to `close`: `element`
+   * reads one, from its first character; returns the end, past `close`.
+   */
+  const elements = (close: "}" | "]", element: () => void): number => {
+    i++;
+    skip();
+    if (text[i] === close) return ++i;
+    for (;;) {
+      skip();
+      element();
+      skip();
+      if (text[i] === ",") i++;
+      else if (text[i] === close) return ++i;
+      else fail(`',' or '${close}' expected`);
+    }
+  };
   const value = (depth: number): Node => {
     if (depth > MAX_DEPTH) fail(`nesting deeper than ${MAX_DEPTH} levels`);
     skip();
     const start = i;
     const c = text[i];
     if (c === "{") {
-      i++;
       const members: Member[] = [];
-      skip();
-      if (text[i] === "}") return { kind: "object", start, end: ++i, members };
-      for (;;) {
-        skip();
+      const end = elements("}", () => {
         const keyStart = i;
         const keyEnd = match(STRING);
         if (keyEnd < 0) fail(text[i] === "}" ? "a trailing comma" : "a key (a string) expected");
@@ -88,26 +101,16 @@ export function parse(text: string, dialect: Dialect): Node {
         if (text[i] !== ":") fail("':' expected");
         i++;
         members.push({ key, start: keyStart, value: value(depth + 1) });
-        skip();
-        if (text[i] === ",") i++;
-        else if (text[i] === "}") return { kind: "object", start, end: ++i, members };
-        else fail("',' or '}' expected");
-      }
+      });
+      return { kind: "object", start, end, members };
     }
     if (c === "[") {
-      i++;
       const items: Node[] = [];
-      skip();
-      if (text[i] === "]") return { kind: "array", start, end: ++i, items };
-      for (;;) {
-        skip();
+      const end = elements("]", () => {
         if (text[i] === "]") fail("a trailing comma");
         items.push(value(depth + 1));
-        skip();
-        if (text[i] === ",") i++;
-        else if (text[i] === "]") return { kind: "array", start, end: ++i, items };
-        else fail("',' or ']' expected");
-      }
+      });
+      return { kind: "array", start, end, items };
     }
     const end = c === '"'
       ? match(STRING)
