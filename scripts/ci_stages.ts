@@ -85,6 +85,26 @@ export function summaryCounts(out: string): Counts | null {
 }
 
 /**
+ * The tests Deno's FAILURES list in `out` names ("name => ./file:line:col"), each once: the
+ * total's lines name them too, for a reader who sees only the end of the log.
+ */
+export function failedTests(out: string): string[] {
+  const names: string[] = [];
+  let inList = false;
+  for (const raw of out.replace(ANSI, "").replaceAll("\r", "").split("\n")) {
+    const line = raw.trim();
+    if (line === "FAILURES") inList = true;
+    else if (/^(?:ok|FAILED) \| /.test(line)) inList = false;
+    else if (inList) {
+      const m = /^(.+) => (\S+):\d+:\d+$/.exec(line);
+      const name = m === null ? null : `${m[1]} (${m[2].replace(/^\.\//, "")})`;
+      if (name !== null && !names.includes(name)) names.push(name);
+    }
+  }
+  return names;
+}
+
+/**
  * The tests `out` shows started and not finished: Deno's "'NAME' has been running for over"
  * warnings (parallel runs print nothing else for a running test) without a later result line for
  * NAME, and the last line of a serial run that ends in "..." with no result (a test, or a step,
@@ -177,6 +197,7 @@ export interface StageResult extends Counts {
   status: "ok" | "failed" | "timed out";
   seconds: number;
   unfinished: string[];
+  failedTests: string[];
 }
 
 /** Runs one stage with its output shown as it comes; ends it at its bound. */
@@ -251,13 +272,21 @@ export async function runStage(stage: Stage, scale: number): Promise<StageResult
     if ((timedOut || code !== 0) && counts.failed === 0) counts.failed = 1;
   }
   const state = timedOut ? "timed out" : code === 0 && counts.failed === 0 ? "ok" : "failed";
-  return { name: stage.name, status: state, seconds, unfinished, ...counts };
+  return {
+    name: stage.name,
+    status: state,
+    seconds,
+    unfinished,
+    failedTests: failedTests(out),
+    ...counts,
+  };
 }
 
 export function formatResults(results: readonly StageResult[]): string[] {
   const lines = results.map((r) =>
     `stage ${r.name}: ${r.status}, ${r.passed} passed, ${r.failed} failed (${r.seconds}s)` +
-    (r.unfinished.length > 0 ? `; stopped in: ${r.unfinished.join("; ")}` : "")
+    (r.unfinished.length > 0 ? `; stopped in: ${r.unfinished.join("; ")}` : "") +
+    (r.failedTests.length > 0 ? `; failed: ${r.failedTests.join("; ")}` : "")
   );
   const passed = results.reduce((n, r) => n + r.passed, 0);
   const failed = results.reduce((n, r) => n + r.failed, 0);

@@ -7,6 +7,7 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { ROOT, run, tempDir, waitUntil } from "../helpers.ts";
 import {
+  failedTests,
   formatResults,
   markedPids,
   STAGES,
@@ -44,15 +45,63 @@ Deno.test("Deno's summaries are counted, and a stopped run names its tests", asy
     ]);
     assertEquals(unfinishedTests("a ... ok (1ms)\n"), []);
   });
+  await t.step("the tests Deno's FAILURES list names, each once, steps included", () => {
+    const out = [
+      "\x1b[0m\x1b[1m\x1b[37m\x1b[41m ERRORS \x1b[0m",
+      "",
+      "slow one => ./tests/a_test.ts:3:6",
+      "error: AssertionError: no",
+      "",
+      "\x1b[0m\x1b[1m\x1b[37m\x1b[41m FAILURES \x1b[0m",
+      "",
+      "slow one => ./tests/a_test.ts:3:6",
+      "outer ... inner => ./tests/b_test.ts:9:11",
+      "slow one => ./tests/a_test.ts:3:6",
+      "",
+      "FAILED | 1 passed | 2 failed (1s)",
+      "later => ./not/a/failure.ts:1:1",
+    ].join("\n");
+    assertEquals(failedTests(out), [
+      "slow one (tests/a_test.ts)",
+      "outer ... inner (tests/b_test.ts)",
+    ]);
+    assertEquals(failedTests("ok | 1 passed | 0 failed (1s)\n"), []);
+  });
   await t.step("each stage's line, then the total", () => {
     const lines = formatResults([
-      { name: "fmt", status: "ok", passed: 1, failed: 0, seconds: 1, unfinished: [] },
-      { name: "wine", status: "timed out", passed: 0, failed: 1, seconds: 9, unfinished: ["x"] },
+      {
+        name: "fmt",
+        status: "ok",
+        passed: 1,
+        failed: 0,
+        seconds: 1,
+        unfinished: [],
+        failedTests: [],
+      },
+      {
+        name: "wine",
+        status: "timed out",
+        passed: 0,
+        failed: 1,
+        seconds: 9,
+        unfinished: ["x"],
+        failedTests: [],
+      },
+      {
+        name: "parallel",
+        status: "failed",
+        passed: 3,
+        failed: 1,
+        seconds: 5,
+        unfinished: [],
+        failedTests: ["y (tests/y_test.ts)"],
+      },
     ]);
     assertEquals(lines, [
       "stage fmt: ok, 1 passed, 0 failed (1s)",
       "stage wine: timed out, 0 passed, 1 failed (9s); stopped in: x",
-      "1 passed, 1 failed",
+      "stage parallel: failed, 3 passed, 1 failed (5s); failed: y (tests/y_test.ts)",
+      "4 passed, 2 failed",
     ]);
   });
   await t.step("every stage is bounded, and the test stages are all there", () => {
