@@ -44,6 +44,19 @@ cleanup() {
   disown -a 2>/dev/null
   for p in "${fakes[@]}"; do pkill -KILL -P "$p" 2>/dev/null; done
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  # A killed process is gone only once the kernel has run its exit, which on a loaded machine
+  # comes later: wait (10 s at most) until each is gone or a zombie, so none outlives the drill.
+  for _ in $(seq 1 100); do
+    alive=0
+    for p in "${pids[@]}"; do
+      stat= # the state is the letter after the last ")" (comm may hold one)
+      read -r stat <"/proc/$p/stat" 2>/dev/null || continue
+      stat=${stat##*) }
+      case ${stat:0:1} in Z | X) ;; *) alive=1; break ;; esac
+    done
+    [ "$alive" -eq 0 ] && break
+    sleep 0.1
+  done
   rm -rf "$drill"
 }
 trap cleanup EXIT
