@@ -18,7 +18,7 @@ export interface Generated {
   /** More exports: a constant of some fields' values (null for "every field null"). */
   constants?: { name: string; doc: string; fields: readonly string[] | null; type?: string }[];
   /** Where the imports the code needs come from, relative to the file written. */
-  imports: { isPid: string; parseTime: string };
+  imports: { isPid: string; parseTime: string; isObject: string };
 }
 
 const IDENT = /^[A-Za-z_$][\w$]*$/;
@@ -68,13 +68,13 @@ export function generate(g: Generated): string {
   };
 
   const copyExpr = (t: Type<unknown>, x: string): string => {
-    if (t.kind === "object") return `${copyHelper(t)}(${x})`;
+    if (t.kind === "object") return `${copyHelper(t)}(${x} as Raw)`;
     if (t.kind === "array") {
       const item = t.of[0];
       return item.kind === "leaf"
         ? `(${x} as unknown[]).slice()`
         : item.kind === "object"
-        ? `(${x} as unknown[]).map(${copyHelper(item)})`
+        ? `(${x} as Raw[]).map(${copyHelper(item)})`
         : `(${x} as unknown[]).map((x) => ${copyExpr(item, "x")})`;
     }
     if (t.kind === "nullable" && t.of[0].kind !== "leaf") {
@@ -83,29 +83,37 @@ export function generate(g: Generated): string {
     return x;
   };
 
-  /** The check of all of an object's fields, as one expression over `o`. */
-  const fieldsExpr = (fields: readonly FieldOf[], o: string) =>
+  /**
+   * The check of all of an object's fields, as one expression over `o`: the record's a field a
+   * line; a nested object's run on (deno fmt wraps it), which keeps the helpers short.
+   */
+  const fieldsExpr = (fields: readonly FieldOf[], o: string, nested = false) =>
     fields.filter((f) => f.presence !== "lenient").map((f) => {
       const test = expr(f.type, prop(o, f.name));
       return f.presence === "required"
         ? `${JSON.stringify(f.name)} in ${o} && ${test}`
         : `(!(${JSON.stringify(f.name)} in ${o}) || ${test})`;
-    }).join(" &&\n    ");
+    }).join(nested ? " && " : " &&\n    ");
 
-  /** The copy of an object's fields, as an object literal over `o`. */
-  const copyLiteral = (fields: readonly FieldOf[], o: string) =>
-    `{\n${
-      fields.map((f) => {
-        const key = JSON.stringify(f.name);
-        const v = `${copyExpr(f.type, prop(o, f.name))} as never`;
-        if (f.presence === "required") return `    ${f.name}: ${v},`;
-        if (f.presence === "default") {
-          return `    ${f.name}: ${key} in ${o} ? ${v} : ${literal(f.default, f.name)},`;
-        }
-        const test = f.presence === "lenient" ? ` && ${expr(f.type, prop(o, f.name))}` : "";
-        return `    ...(${key} in ${o}${test} ? { ${f.name}: ${v} } : {}),`;
-      }).join("\n")
-    }\n  }`;
+  /**
+   * The copy of an object's fields, as an object literal over `o`: the record's typed a field a
+   * line; a nested object's (typed by its caller's cast) on one line.
+   */
+  const copyLiteral = (fields: readonly FieldOf[], o: string, nested = false) => {
+    const entries = fields.map((f) => {
+      const key = JSON.stringify(f.name);
+      const v = `${copyExpr(f.type, prop(o, f.name))}${nested ? "" : " as never"}`;
+      if (f.presence === "required") return `${f.name}: ${v}`;
+      if (f.presence === "default") {
+        return `${f.name}: ${key} in ${o} ? ${v} : ${literal(f.default, f.name)}`;
+      }
+      const test = f.presence === "lenient" ? ` && ${expr(f.type, prop(o, f.name))}` : "";
+      return `...(${key} in ${o}${test} ? { ${f.name}: ${v} } : {})`;
+    });
+    return nested
+      ? `{ ${entries.join(", ")} }`
+      : `{\n${entries.map((e) => `    ${e},`).join("\n")}\n  }`;
+  };
 
   const literal = (v: unknown, name: string) =>
     Array.isArray(v) && v.length === 0
@@ -119,9 +127,8 @@ export function generate(g: Generated): string {
         helpers.set(name, "");
         helpers.set(
           name,
-          `function ${name}(v: unknown): boolean {\n` +
-            `  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;\n` +
-            `  const o = v as Raw;\n  return ${fieldsExpr(t.format!.fields, "o")};\n}`,
+          `function ${name}(o: unknown): boolean {\n` +
+            `  return isObject(o) && ${fieldsExpr(t.format!.fields, "o", true)};\n}`,
         );
       }
       return name;
@@ -134,6 +141,7 @@ export function generate(g: Generated): string {
         name,
         `function ${name}(v: unknown): boolean {\n` +
           `  if (!Array.isArray(v) || v.length > ${t.max}) return false;\n` +
+          // A loop, not every(): every() with a callback took 1.14x to 1.46x the loop's time.
           `  for (const x of v) if (!(${expr(item, "x")})) return false;\n  return true;\n}`,
       );
     }
@@ -146,8 +154,9 @@ export function generate(g: Generated): string {
       helpers.set(name, "");
       helpers.set(
         name,
-        `function ${name}(v: unknown): unknown {\n  const o = v as Raw;\n` +
-          `  return ${copyLiteral(t.format!.fields, "o")};\n}`,
+        `function ${name}(o: Raw): unknown {\n  return ${
+          copyLiteral(t.format!.fields, "o", true)
+        };\n}`,
       );
     }
     return name;
@@ -184,12 +193,18 @@ export function generate(g: Generated): string {
       copyLiteral(format.fields, "o")
     };\n}`;
   const constants = (g.constants ?? []).map((c) => {
-    const fields = c.fields === null
-      ? format.fields.map((f) => [f.name, "null"])
-      : c.fields.map((n) => {
-        const f = format.fields.find((f) => f.name === n)!;
-        return [n, literal(f.default, n)];
-      });
+    if (c.fields === null) {
+      // Every field null: built from the names, one line of them, not a line a field.
+      const names = format.fields.map((f) => f.name).join(" ");
+      return `/** ${c.doc} */\nexport const ${c.name} = Object.fromEntries(\n` +
+        `  ${JSON.stringify(names)}.split(" ").map((k) => [k, null]),\n) as ${
+          c.type ?? "Record<string, null>"
+        };`;
+    }
+    const fields = c.fields.map((n) => {
+      const f = format.fields.find((f) => f.name === n)!;
+      return [n, literal(f.default, n)];
+    });
     return `/** ${c.doc} */\nexport const ${c.name}${c.type ? `: ${c.type}` : ""} = {\n${
       fields.map(([k, v]) => `  ${k}: ${v},`).join("\n")
     }\n}${c.type ? "" : " as const"};`;
@@ -205,6 +220,7 @@ export function generate(g: Generated): string {
   const imports = [
     body.includes("isPid(") ? `import { isPid } from "${g.imports.isPid}";` : "",
     body.includes("parseTime(") ? `import { parseTime } from "${g.imports.parseTime}";` : "",
+    body.includes("isObject(") ? `import { isObject } from "${g.imports.isObject}";` : "",
     `import type { ${g.type.name} } from "${g.type.from}";`,
   ].filter((l) => l !== "");
   return [

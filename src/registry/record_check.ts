@@ -4,6 +4,7 @@
  */
 import { isPid } from "../process/pid.ts";
 import { parseTime } from "../time.ts";
+import { isObject } from "../format/result.ts";
 import type { SessionRecord } from "./record_format.ts";
 
 /** A parsed object's fields, as read (nothing about them checked yet). */
@@ -126,48 +127,40 @@ export function copyRecord(o: Raw): SessionRecord {
     cwd: o.cwd as never,
     tmux_pane: o.tmux_pane as never,
     registered_at: o.registered_at as never,
-    registrar: copyRegistrar(o.registrar) as never,
+    registrar: copyRegistrar(o.registrar as Raw) as never,
     model: "model" in o ? o.model as never : null,
     native_session_id: "native_session_id" in o ? o.native_session_id as never : null,
     ended_at: "ended_at" in o ? o.ended_at as never : null,
     ended_reason: "ended_reason" in o ? o.ended_reason as never : null,
     parked_at: "parked_at" in o ? o.parked_at as never : null,
     successor: "successor" in o
-      ? (o.successor === null ? null : copySessionLink(o.successor)) as never
+      ? (o.successor === null ? null : copySessionLink(o.successor as Raw)) as never
       : null,
     continuation: "continuation" in o
-      ? (o.continuation === null ? null : copyContinuationHold(o.continuation)) as never
+      ? (o.continuation === null ? null : copyContinuationHold(o.continuation as Raw)) as never
       : null,
     activity: "activity" in o ? o.activity as never : null,
     activity_at: "activity_at" in o ? o.activity_at as never : null,
     open_tool_calls: "open_tool_calls" in o
-      ? (o.open_tool_calls as unknown[]).map(copyToolCall) as never
+      ? (o.open_tool_calls as Raw[]).map(copyToolCall) as never
       : [] as SessionRecord["open_tool_calls"],
     os: "os" in o ? o.os as never : null,
   };
 }
 
-function okRegistrar(v: unknown): boolean {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
-  const o = v as Raw;
-  return "pid" in o && isPid(o.pid) &&
-    "version" in o && isTextTo4096(o.version) &&
+function okRegistrar(o: unknown): boolean {
+  return isObject(o) && "pid" in o && isPid(o.pid) && "version" in o && isTextTo4096(o.version) &&
     "path" in o && isTextTo4096(o.path);
 }
 
-function okSessionLink(v: unknown): boolean {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
-  const o = v as Raw;
-  return "pid" in o && isPid(o.pid) &&
-    "start_token" in o && isText1To256OrNull(o.start_token) &&
-    "session_id" in o && isTextTo4096OrNull(o.session_id);
+function okSessionLink(o: unknown): boolean {
+  return isObject(o) && "pid" in o && isPid(o.pid) && "start_token" in o &&
+    isText1To256OrNull(o.start_token) && "session_id" in o && isTextTo4096OrNull(o.session_id);
 }
 
-function okContinuationHold(v: unknown): boolean {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
-  const o = v as Raw;
-  return "key" in o && isText1To4096(o.key) &&
-    "ledger" in o && isTextTo4096(o.ledger);
+function okContinuationHold(o: unknown): boolean {
+  return isObject(o) && "key" in o && isText1To4096(o.key) && "ledger" in o &&
+    isTextTo4096(o.ledger);
 }
 
 function okToolCallList(v: unknown): boolean {
@@ -176,47 +169,25 @@ function okToolCallList(v: unknown): boolean {
   return true;
 }
 
-function okToolCall(v: unknown): boolean {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
-  const o = v as Raw;
-  return "id" in o && isText1To256(o.id) &&
-    "name" in o && isText1To256OrNull(o.name) &&
-    "started_at" in o && isTime(o.started_at);
+function okToolCall(o: unknown): boolean {
+  return isObject(o) && "id" in o && isText1To256(o.id) && "name" in o &&
+    isText1To256OrNull(o.name) && "started_at" in o && isTime(o.started_at);
 }
 
-function copyRegistrar(v: unknown): unknown {
-  const o = v as Raw;
-  return {
-    pid: o.pid as never,
-    version: o.version as never,
-    path: o.path as never,
-  };
+function copyRegistrar(o: Raw): unknown {
+  return { pid: o.pid, version: o.version, path: o.path };
 }
 
-function copySessionLink(v: unknown): unknown {
-  const o = v as Raw;
-  return {
-    pid: o.pid as never,
-    start_token: o.start_token as never,
-    session_id: o.session_id as never,
-  };
+function copySessionLink(o: Raw): unknown {
+  return { pid: o.pid, start_token: o.start_token, session_id: o.session_id };
 }
 
-function copyContinuationHold(v: unknown): unknown {
-  const o = v as Raw;
-  return {
-    key: o.key as never,
-    ledger: o.ledger as never,
-  };
+function copyContinuationHold(o: Raw): unknown {
+  return { key: o.key, ledger: o.ledger };
 }
 
-function copyToolCall(v: unknown): unknown {
-  const o = v as Raw;
-  return {
-    id: o.id as never,
-    name: o.name as never,
-    started_at: o.started_at as never,
-  };
+function copyToolCall(o: Raw): unknown {
+  return { id: o.id, name: o.name, started_at: o.started_at };
 }
 
 /** one of flag, ROSTER_SESSION_PID, CLAUDE_PID, ancestor, exec. */
@@ -285,34 +256,7 @@ export const NO_LIFECYCLE = {
 } as const;
 
 /** Every record field null: the base of rows that no valid record stands behind. */
-export const NULL_RECORD: Readonly<{ [K in keyof SessionRecord]: null }> = {
-  schema: null,
-  session_pid: null,
-  pid_source: null,
-  pid_verified: null,
-  hosted: null,
-  start_token: null,
-  process_started_at: null,
-  boot_id: null,
-  machine_id: null,
-  pid_ns: null,
-  host: null,
-  agent: null,
-  runtime: null,
-  session_id: null,
-  cwd: null,
-  tmux_pane: null,
-  registered_at: null,
-  registrar: null,
-  model: null,
-  native_session_id: null,
-  ended_at: null,
-  ended_reason: null,
-  parked_at: null,
-  successor: null,
-  continuation: null,
-  activity: null,
-  activity_at: null,
-  open_tool_calls: null,
-  os: null,
-};
+export const NULL_RECORD = Object.fromEntries(
+  "schema session_pid pid_source pid_verified hosted start_token process_started_at boot_id machine_id pid_ns host agent runtime session_id cwd tmux_pane registered_at registrar model native_session_id ended_at ended_reason parked_at successor continuation activity activity_at open_tool_calls os"
+    .split(" ").map((k) => [k, null]),
+) as Readonly<{ [K in keyof SessionRecord]: null }>;
