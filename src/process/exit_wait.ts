@@ -4,11 +4,11 @@
  * (kqueue.ts), Windows a process handle (windows_wait.ts). Where that is missing or refused,
  * the pids are probed with a backoff from 10 ms to 250 ms.
  */
-import { kqueueAvailable, kqueueWatch } from "./kqueue.ts";
+import { KQUEUE } from "./kqueue.ts";
 import { errno, type LibcSymbols, libcSymbols } from "./libc.ts";
 import { type ExitWatch, threadWatch } from "./notify.ts";
 import { EINTR, ESRCH, isGone, type ProcessBackend } from "./types.ts";
-import { handleWaitAvailable, handleWatch } from "./windows_wait.ts";
+import { HANDLE_WAIT } from "./windows_wait.ts";
 
 export type { ExitWatch };
 
@@ -26,9 +26,9 @@ export function waitMechanism(): WaitMechanism {
       return libcSymbols() !== null ? "pidfd" : "poll";
     case "darwin":
     case "freebsd":
-      return kqueueAvailable() ? "kqueue" : "poll";
+      return KQUEUE.available() ? "kqueue" : "poll";
     case "windows":
-      return handleWaitAvailable() ? "handle" : "poll";
+      return HANDLE_WAIT.available() ? "handle" : "poll";
     default:
       return "poll";
   }
@@ -42,7 +42,8 @@ export function waitMechanism(): WaitMechanism {
 export function watchExit(pid: number, backend: ProcessBackend): ExitWatch {
   const gone = () => isGone(backend.probe(pid));
   const poll = () => probeUntilGone(pid, backend);
-  switch (waitMechanism()) {
+  const mechanism = waitMechanism();
+  switch (mechanism) {
     case "pidfd": {
       const lib = libcSymbols()!;
       const fd = Number(lib.syscall(BigInt(SYS_PIDFD_OPEN), BigInt(pid), 0n));
@@ -50,14 +51,10 @@ export function watchExit(pid: number, backend: ProcessBackend): ExitWatch {
       if (errno(lib) === ESRCH) return goneWatch(pid);
       break; // EPERM/ENOSYS (old kernel, seccomp): probe instead.
     }
-    case "kqueue": {
-      const w = kqueueWatch(pid, gone, poll);
-      if (w === "gone") return goneWatch(pid);
-      if (w !== null) return w;
-      break;
-    }
+    case "kqueue":
     case "handle": {
-      const w = handleWatch(pid, gone, poll);
+      const w = (mechanism === "kqueue" ? KQUEUE : HANDLE_WAIT).watch(pid, gone, poll);
+      if (w === "gone") return goneWatch(pid);
       if (w !== null) return w;
       break;
     }

@@ -4,18 +4,19 @@
  * reading of kevent's receipt are pure functions, tested on Linux; the FFI itself was never run
  * on a real Mac or FreeBSD machine, so every failure falls back to probing (exit_wait.ts).
  */
-import { type ExitWatch, lazyLibrary, threadWatch } from "./notify.ts";
+import { type ExitNotice, lazyLibrary, threadWatch } from "./notify.ts";
 import { ESRCH } from "./types.ts";
 import { isPid } from "./pid.ts";
 
 /** EVFILT_PROC and NOTE_EXIT have the same values on macOS and FreeBSD. */
 export const EVFILT_PROC = -5;
 export const NOTE_EXIT = 0x8000_0000;
-export const EV_ADD = 0x0001;
-export const EV_ENABLE = 0x0004;
-export const EV_ONESHOT = 0x0010;
-/** Each change gets an entry back, EV_ERROR set and `data` its errno (0: it took): no errno read. */
-export const EV_RECEIPT = 0x0040;
+/**
+ * A watch's flags, EV_ADD (0x1) | EV_ENABLE (0x4) | EV_ONESHOT (0x10) | EV_RECEIPT (0x40): with
+ * EV_RECEIPT each change gets an entry back, EV_ERROR set and `data` its errno (0: it took), so
+ * no errno is read.
+ */
+const WATCH_FLAGS = 0x0001 | 0x0004 | 0x0010 | 0x0040;
 export const EV_ERROR = 0x4000;
 
 /**
@@ -30,11 +31,8 @@ export interface KeventLayout {
 export const DARWIN_KEVENT: KeventLayout = { os: "darwin", size: 32 };
 export const FREEBSD_KEVENT: KeventLayout = { os: "freebsd", size: 64 };
 
-const OFF_IDENT = 0;
-const OFF_FILTER = 8;
-const OFF_FLAGS = 10;
-const OFF_FFLAGS = 12;
-const OFF_DATA = 16;
+/** The fields' byte offsets, the same in both layouts. */
+const OFF = { ident: 0, filter: 8, flags: 10, fflags: 12, data: 16 } as const;
 
 export interface Kevent {
   ident: number;
@@ -48,11 +46,11 @@ export interface Kevent {
 export function encodeKevent(e: Kevent, layout: KeventLayout): Uint8Array {
   const bytes = new Uint8Array(layout.size);
   const view = new DataView(bytes.buffer);
-  view.setBigUint64(OFF_IDENT, BigInt(e.ident), true);
-  view.setInt16(OFF_FILTER, e.filter, true);
-  view.setUint16(OFF_FLAGS, e.flags, true);
-  view.setUint32(OFF_FFLAGS, e.fflags >>> 0, true);
-  view.setBigInt64(OFF_DATA, e.data, true);
+  view.setBigUint64(OFF.ident, BigInt(e.ident), true);
+  view.setInt16(OFF.filter, e.filter, true);
+  view.setUint16(OFF.flags, e.flags, true);
+  view.setUint32(OFF.fflags, e.fflags >>> 0, true);
+  view.setBigInt64(OFF.data, e.data, true);
   return bytes;
 }
 
@@ -61,11 +59,11 @@ export function decodeKevent(bytes: Uint8Array, layout: KeventLayout): Kevent | 
   if (bytes.length !== layout.size) return null;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return {
-    ident: Number(view.getBigUint64(OFF_IDENT, true)),
-    filter: view.getInt16(OFF_FILTER, true),
-    flags: view.getUint16(OFF_FLAGS, true),
-    fflags: view.getUint32(OFF_FFLAGS, true),
-    data: view.getBigInt64(OFF_DATA, true),
+    ident: Number(view.getBigUint64(OFF.ident, true)),
+    filter: view.getInt16(OFF.filter, true),
+    flags: view.getUint16(OFF.flags, true),
+    fflags: view.getUint32(OFF.fflags, true),
+    data: view.getBigInt64(OFF.data, true),
   };
 }
 
@@ -74,7 +72,7 @@ export function exitWatchChange(pid: number, layout: KeventLayout): Uint8Array {
   return encodeKevent({
     ident: pid,
     filter: EVFILT_PROC,
-    flags: EV_ADD | EV_ENABLE | EV_ONESHOT | EV_RECEIPT,
+    flags: WATCH_FLAGS,
     fflags: NOTE_EXIT,
     data: 0n,
   }, layout);
@@ -135,41 +133,31 @@ function kqueueOs(): { path: string; layout: KeventLayout } | null {
 
 const openLib = lazyLibrary(kqueueOs()?.path ?? null, SYMBOLS);
 
-/** Whether kqueue waits work here (macOS or FreeBSD, with FFI). */
-export function kqueueAvailable(): boolean {
-  return openLib() !== null;
-}
-
-/**
- * A kqueue watch on `pid`: `gone` when it has no process, null when the kernel would not
- * watch it (the caller polls instead). `gone` says whether only a zombie is left; `poll` waits
- * by probing, for a queue that fails later.
- */
-export function kqueueWatch(
-  pid: number,
-  gone: () => boolean,
-  poll: () => Promise<void>,
-): ExitWatch | "gone" | null {
-  const os = kqueueOs();
-  const k = openLib();
-  if (os === null || k === null || !isPid(pid, Number.MAX_SAFE_INTEGER)) return null;
-  const kq = k.symbols.kqueue();
-  if (kq < 0) return null;
-  const receipt = new Uint8Array(os.layout.size);
-  const n = k.symbols.kevent(kq, exitWatchChange(pid, os.layout), 1, receipt, 1, null);
-  const verdict = judgeReceipt(n, receipt, pid, os.layout);
-  if (verdict !== "watching") {
-    k.symbols.close(kq);
-    return verdict === "gone" ? "gone" : null;
-  }
-  const wait = async () => {
-    const event = new Uint8Array(os.layout.size);
-    for (let failures = 0;;) {
-      const got = await k.symbols.kevent_wait(kq, new Uint8Array(0), 0, event, 1, null);
-      if (got > 0 && isExitEvent(decodeKevent(event, os.layout), pid)) return;
-      // EINTR, once in a while, asks again; a queue that keeps failing would spin.
-      if (got < 0 && ++failures >= 3) return await poll();
+/** Exit notices by kqueue: on macOS or FreeBSD, with FFI. */
+export const KQUEUE: ExitNotice = {
+  available: () => openLib() !== null,
+  watch(pid, gone, poll) {
+    const os = kqueueOs();
+    const k = openLib();
+    if (os === null || k === null || !isPid(pid, Number.MAX_SAFE_INTEGER)) return null;
+    const kq = k.symbols.kqueue();
+    if (kq < 0) return null;
+    const receipt = new Uint8Array(os.layout.size);
+    const n = k.symbols.kevent(kq, exitWatchChange(pid, os.layout), 1, receipt, 1, null);
+    const verdict = judgeReceipt(n, receipt, pid, os.layout);
+    if (verdict !== "watching") {
+      k.symbols.close(kq);
+      return verdict === "gone" ? "gone" : null;
     }
-  };
-  return threadWatch(pid, gone(), wait, () => k.symbols.close(kq));
-}
+    const wait = async () => {
+      const event = new Uint8Array(os.layout.size);
+      for (let failures = 0;;) {
+        const got = await k.symbols.kevent_wait(kq, new Uint8Array(0), 0, event, 1, null);
+        if (got > 0 && isExitEvent(decodeKevent(event, os.layout), pid)) return;
+        // EINTR, once in a while, asks again; a queue that keeps failing would spin.
+        if (got < 0 && ++failures >= 3) return await poll();
+      }
+    };
+    return threadWatch(pid, gone(), wait, () => k.symbols.close(kq));
+  },
+};

@@ -14,6 +14,17 @@ export interface ExitWatch {
 }
 
 /**
+ * An OS's own exit notice (kqueue.ts, windows_wait.ts): whether it works here, and a watch on
+ * `pid`, opened before the caller checks identity. A watch is `"gone"` when no process holds the
+ * pid, null when the OS would not watch it (the caller probes instead); `gone()` says whether
+ * only a zombie is left, and `poll` waits by probing, for a wait that fails later.
+ */
+export interface ExitNotice {
+  available(): boolean;
+  watch(pid: number, gone: () => boolean, poll: () => Promise<void>): ExitWatch | "gone" | null;
+}
+
+/**
  * `path` dlopen'ed on first use and kept; null where it cannot be (another OS: `path` null;
  * no library). Only where FFI is granted already: asking would prompt inside a hook.
  */

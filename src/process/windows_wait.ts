@@ -4,7 +4,7 @@
  * polls). The handle also keeps the pid from being reused while it is open. Tested for real
  * under Wine (tests/windows/wait_test.ts).
  */
-import { type ExitWatch, lazyLibrary, threadWatch } from "./notify.ts";
+import { type ExitNotice, lazyLibrary, threadWatch } from "./notify.ts";
 import { isPid, MAX_PID } from "./pid.ts";
 
 export const SYNCHRONIZE = 0x0010_0000;
@@ -27,28 +27,22 @@ const SYMBOLS = {
 
 const openLib = lazyLibrary(Deno.build.os === "windows" ? "kernel32.dll" : null, SYMBOLS);
 
-/** Whether process-handle waits work here (Windows, with FFI). */
-export function handleWaitAvailable(): boolean {
-  return openLib() !== null;
-}
-
 /**
- * A watch on `pid` through a process handle; null when none could be opened (no such process,
- * or no access: the caller probes, which tells the two apart). `gone` is read with the handle
- * open, so the pid names this process meanwhile; `poll` waits by probing, for a wait that fails.
+ * Exit notices by process handle: on Windows, with FFI. A handle that cannot be opened (no such
+ * process, or no access) is no watch: the caller probes, which tells the two apart. `gone` is
+ * read with the handle open, so the pid names this process meanwhile.
  */
-export function handleWatch(
-  pid: number,
-  gone: () => boolean,
-  poll: () => Promise<void>,
-): ExitWatch | null {
-  const k = openLib();
-  if (k === null || !isPid(pid, MAX_PID, 0)) return null;
-  const handle = k.symbols.OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
-  if (handle === null) return null;
-  const wait = async () => {
-    const verdict = judgeWait(await k.symbols.WaitForSingleObject(handle, INFINITE));
-    if (verdict !== "exited") await poll();
-  };
-  return threadWatch(pid, gone(), wait, () => k.symbols.CloseHandle(handle));
-}
+export const HANDLE_WAIT: ExitNotice = {
+  available: () => openLib() !== null,
+  watch(pid, gone, poll) {
+    const k = openLib();
+    if (k === null || !isPid(pid, MAX_PID, 0)) return null;
+    const handle = k.symbols.OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+    if (handle === null) return null;
+    const wait = async () => {
+      const verdict = judgeWait(await k.symbols.WaitForSingleObject(handle, INFINITE));
+      if (verdict !== "exited") await poll();
+    };
+    return threadWatch(pid, gone(), wait, () => k.symbols.CloseHandle(handle));
+  },
+};
