@@ -17,22 +17,14 @@ import { parsePid } from "../identity/pid.ts";
 import type { PidSource } from "./record.ts";
 import { SESSION_ID_VARS } from "./session_id.ts";
 
-/** Known agent harnesses: the agent name, then the executable names it runs under. */
-const HARNESSES: ReadonlyArray<readonly [agent: string, names: readonly string[]]> = [
-  ["claude", ["claude", "claude-code"]],
-  ["codex", ["codex"]],
-  ["pi", ["pi"]],
-  ["gemini", ["gemini"]],
-  ["opencode", ["opencode"]],
-  ["aider", ["aider"]],
-  ["goose", ["goose"]],
-  ["crush", ["crush"]],
-  ["cursor-agent", ["cursor-agent"]],
-  ["copilot", ["copilot"]],
-  ["amp", ["amp"]],
-  ["qwen", ["qwen"]],
-  ["droid", ["droid"]],
-];
+/**
+ * Known agent harnesses, each the name of the executable it runs under; other names an
+ * executable of one has (`claude-code`) in ALIASES.
+ */
+const AGENTS =
+  "claude codex pi gemini opencode aider goose crush cursor-agent copilot amp qwen droid"
+    .split(" ");
+const ALIASES: ReadonlyArray<readonly [name: string, agent: string]> = [["claude-code", "claude"]];
 
 /** npm packages whose entry script a runtime runs (`node .../node_modules/<pkg>/cli.js`). */
 const PACKAGES: ReadonlyArray<readonly [agent: string, pkg: string]> = [
@@ -55,8 +47,7 @@ const VERSION_NAME = /^v?\d+(\.\d+)+([-+][0-9A-Za-z.-]+)?$/;
  */
 const SCRIPT_EXT = /\.(c?js|mjs|ts|py|rb|exe|cmd|bat)$/;
 
-const byName = new Map<string, string>();
-for (const [agent, names] of HARNESSES) for (const n of names) byName.set(n, agent);
+const byName = new Map<string, string>([...AGENTS.map((a) => [a, a] as const), ...ALIASES]);
 
 /** A path's names, split at either separator (no regex: a first regex split costs ~1 ms). */
 function segments(path: string): string[] {

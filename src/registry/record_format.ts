@@ -4,22 +4,9 @@
  * formats`), the record's JSON Schema (src/cli/schemas.ts) and its type come from here; only
  * those and the tests load it, so no command's start-up does.
  */
-import {
-  array,
-  bool,
-  constant,
-  format,
-  nullable,
-  object,
-  oneOf,
-  optional,
-  pattern,
-  pid,
-  str,
-  time,
-  type ValueOf,
-  withSchema,
-} from "../format/format.ts";
+// Two lines, each of which fits: the declaration's building blocks, then its leaves.
+import { array, bool, constant, format, nullable, object, oneOf } from "../format/format.ts";
+import { optional, pattern, pid, str, time, type ValueOf, withSchema } from "../format/format.ts";
 import { ACTIVITIES, MAX_OPEN_TOOL_CALLS, MAX_TOOL_TEXT, PID_SOURCES } from "./record.ts";
 
 const INT = { type: "integer" };
