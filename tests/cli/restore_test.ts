@@ -127,6 +127,11 @@ while :; do sleep 1; done
     { PATH: "/usr/bin:/bin", HOME: home },
   );
   assertEquals(bare.code, 0, bare.stderr);
+  // Its pid, so that it is ended even when kill-server is not heard (a loaded machine).
+  const server = Number(
+    (await run(`${bin}/tmux`, ["display-message", "-p", "#{pid}"], { PATH: "/usr/bin:/bin" }))
+      .stdout.trim(),
+  );
   const sh = (cmd: string, args: string[], extra: Record<string, string> = {}) =>
     run(cmd, args, { ...env, ...extra }, root);
   const restore = async (args: string[] = []) => {
@@ -163,6 +168,9 @@ while :; do sleep 1; done
     },
     async [Symbol.asyncDispose]() {
       await run(`${bin}/tmux`, ["kill-server"], env).catch(() => {});
+      try {
+        if (server > 0) Deno.kill(server, "SIGKILL");
+      } catch { /* gone */ }
     },
   };
 }

@@ -279,14 +279,17 @@ export class Pane {
   }
 }
 
-/** Pids of processes whose executable or command line mentions `path`. */
+/** Pids of processes whose command line or environment mentions `path`. */
 export function procsUnder(path: string): number[] {
   const out: number[] = [];
   for (const e of Deno.readDirSync("/proc")) {
     if (!/^\d+$/.test(e.name)) continue;
     try {
+      // Its command line, or its environment: a harness relaunched by roster restore runs from
+      // the shared install with only HOME (under `path`) to say whose it is.
       const cmd = Deno.readTextFileSync(`/proc/${e.name}/cmdline`);
-      if (cmd.includes(path)) out.push(Number(e.name));
+      const env = cmd.includes(path) ? "" : Deno.readTextFileSync(`/proc/${e.name}/environ`);
+      if (cmd.includes(path) || env.includes(path)) out.push(Number(e.name));
     } catch { /* gone */ }
   }
   return out;
