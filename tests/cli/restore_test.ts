@@ -127,11 +127,13 @@ while :; do sleep 1; done
     { PATH: "/usr/bin:/bin", HOME: home },
   );
   assertEquals(bare.code, 0, bare.stderr);
-  // Its pid, so that it is ended even when kill-server is not heard (a loaded machine).
-  const server = Number(
-    (await run(`${bin}/tmux`, ["display-message", "-p", "#{pid}"], { PATH: "/usr/bin:/bin" }))
-      .stdout.trim(),
-  );
+  // Its pid, so that it is ended even when kill-server is not heard (a loaded machine), and its
+  // socket, which tmux leaves behind.
+  const shown = await run(`${bin}/tmux`, ["display-message", "-p", "#{pid} #{socket_path}"], {
+    PATH: "/usr/bin:/bin",
+  });
+  const [serverPid, socketPath] = shown.stdout.trim().split(" ");
+  const server = Number(serverPid);
   const sh = (cmd: string, args: string[], extra: Record<string, string> = {}) =>
     run(cmd, args, { ...env, ...extra }, root);
   const restore = async (args: string[] = []) => {
@@ -168,9 +170,19 @@ while :; do sleep 1; done
     },
     async [Symbol.asyncDispose]() {
       await run(`${bin}/tmux`, ["kill-server"], env).catch(() => {});
+      // Still this server (its command line names the socket) a while later: killed.
+      const ours = () => {
+        try {
+          return Deno.readTextFileSync(`/proc/${server}/cmdline`).includes(socket);
+        } catch {
+          return false;
+        }
+      };
+      for (let i = 0; i < 40 && server > 0 && ours(); i++) await sleep(50);
+      if (server > 0 && ours()) Deno.kill(server, "SIGKILL");
       try {
-        if (server > 0) Deno.kill(server, "SIGKILL");
-      } catch { /* gone */ }
+        if (socketPath) Deno.removeSync(socketPath);
+      } catch { /* removed */ }
     },
   };
 }

@@ -84,6 +84,7 @@ async function tmuxServer() {
     env: { TMUX: `${path},1,0`, TMUX_PANE: pane },
     async [Symbol.asyncDispose]() {
       await tmux("kill-server");
+      await Deno.remove(path).catch(() => {}); // tmux leaves its socket behind
     },
   };
 }

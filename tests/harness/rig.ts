@@ -219,6 +219,8 @@ exit $rc
 
   async [Symbol.asyncDispose]() {
     await this.tmux(["kill-server"]).catch(() => {});
+    // tmux leaves its socket behind (a server a test killed too).
+    await Deno.remove(tmuxSocketPath(this.socket)).catch(() => {});
     try {
       await this.server[Symbol.asyncDispose]();
     } catch { /* already closed */ }
@@ -277,6 +279,11 @@ export class Pane {
     const r = await this.rig.tmux(["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"]);
     return r.stdout.split("\n").some((l) => l === `${this.id} 0`);
   }
+}
+
+/** Where `tmux -L name` keeps its socket (tmux's own rule: $TMUX_TMPDIR or /tmp, per uid). */
+export function tmuxSocketPath(name: string): string {
+  return `${Deno.env.get("TMUX_TMPDIR") || "/tmp"}/tmux-${Deno.uid()}/${name}`;
 }
 
 /** Pids of processes whose command line or environment mentions `path`. */
