@@ -18,7 +18,7 @@ export interface Generated {
   /** More exports: a constant of some fields' values (null for "every field null"). */
   constants?: { name: string; doc: string; fields: readonly string[] | null; type?: string }[];
   /** Where the imports the code needs come from, relative to the file written. */
-  imports: { isPid: string; parseTime: string; isObject: string };
+  imports: { isPid: string; parseTime: string };
 }
 
 const IDENT = /^[A-Za-z_$][\w$]*$/;
@@ -127,8 +127,12 @@ export function generate(g: Generated): string {
         helpers.set(name, "");
         helpers.set(
           name,
+          // result.ts's isObject written out: importing it put a chunk of its own on every
+          // hook's start-up.
           `function ${name}(o: unknown): boolean {\n` +
-            `  return isObject(o) && ${fieldsExpr(t.format!.fields, "o", true)};\n}`,
+            `  return typeof o === "object" && o !== null && !Array.isArray(o) && ${
+              fieldsExpr(t.format!.fields, "o", true)
+            };\n}`,
         );
       }
       return name;
@@ -220,7 +224,6 @@ export function generate(g: Generated): string {
   const imports = [
     body.includes("isPid(") ? `import { isPid } from "${g.imports.isPid}";` : "",
     body.includes("parseTime(") ? `import { parseTime } from "${g.imports.parseTime}";` : "",
-    body.includes("isObject(") ? `import { isObject } from "${g.imports.isObject}";` : "",
     `import type { ${g.type.name} } from "${g.type.from}";`,
   ].filter((l) => l !== "");
   return [

@@ -4,7 +4,6 @@
  */
 import { isPid } from "../process/pid.ts";
 import { parseTime } from "../time.ts";
-import { isObject } from "../format/result.ts";
 import type { SessionRecord } from "./record_format.ts";
 
 /** A parsed object's fields, as read (nothing about them checked yet). */
@@ -149,18 +148,19 @@ export function copyRecord(o: Raw): SessionRecord {
 }
 
 function okRegistrar(o: unknown): boolean {
-  return isObject(o) && "pid" in o && isPid(o.pid) && "version" in o && isTextTo4096(o.version) &&
-    "path" in o && isTextTo4096(o.path);
+  return typeof o === "object" && o !== null && !Array.isArray(o) && "pid" in o && isPid(o.pid) &&
+    "version" in o && isTextTo4096(o.version) && "path" in o && isTextTo4096(o.path);
 }
 
 function okSessionLink(o: unknown): boolean {
-  return isObject(o) && "pid" in o && isPid(o.pid) && "start_token" in o &&
-    isText1To256OrNull(o.start_token) && "session_id" in o && isTextTo4096OrNull(o.session_id);
+  return typeof o === "object" && o !== null && !Array.isArray(o) && "pid" in o && isPid(o.pid) &&
+    "start_token" in o && isText1To256OrNull(o.start_token) && "session_id" in o &&
+    isTextTo4096OrNull(o.session_id);
 }
 
 function okContinuationHold(o: unknown): boolean {
-  return isObject(o) && "key" in o && isText1To4096(o.key) && "ledger" in o &&
-    isTextTo4096(o.ledger);
+  return typeof o === "object" && o !== null && !Array.isArray(o) && "key" in o &&
+    isText1To4096(o.key) && "ledger" in o && isTextTo4096(o.ledger);
 }
 
 function okToolCallList(v: unknown): boolean {
@@ -170,8 +170,9 @@ function okToolCallList(v: unknown): boolean {
 }
 
 function okToolCall(o: unknown): boolean {
-  return isObject(o) && "id" in o && isText1To256(o.id) && "name" in o &&
-    isText1To256OrNull(o.name) && "started_at" in o && isTime(o.started_at);
+  return typeof o === "object" && o !== null && !Array.isArray(o) && "id" in o &&
+    isText1To256(o.id) && "name" in o && isText1To256OrNull(o.name) && "started_at" in o &&
+    isTime(o.started_at);
 }
 
 function copyRegistrar(o: Raw): unknown {
