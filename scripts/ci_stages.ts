@@ -70,11 +70,16 @@ export interface Counts {
 // deno-lint-ignore no-control-regex
 const ANSI = /\x1b\[[0-9;]*m/g;
 
+/** A log's lines as a reader sees them: without colours or carriage returns. */
+function plainLines(out: string): string[] {
+  return out.replace(ANSI, "").replaceAll("\r", "").split("\n");
+}
+
 /** Deno's summaries in `out` ("ok | 41 passed (120 steps) | 0 failed (3s)"), summed; null if none. */
 export function summaryCounts(out: string): Counts | null {
   let found = false;
   const sum = { passed: 0, failed: 0 };
-  for (const line of out.replace(ANSI, "").split("\n")) {
+  for (const line of plainLines(out)) {
     const m = /^(?:ok|FAILED) \| (\d+) passed(?: \([^)]*\))? \| (\d+) failed/.exec(line.trim());
     if (m === null) continue;
     found = true;
@@ -91,7 +96,7 @@ export function summaryCounts(out: string): Counts | null {
 export function failedTests(out: string): string[] {
   const names: string[] = [];
   let inList = false;
-  for (const raw of out.replace(ANSI, "").replaceAll("\r", "").split("\n")) {
+  for (const raw of plainLines(out)) {
     const line = raw.trim();
     if (line === "FAILURES") inList = true;
     else if (/^(?:ok|FAILED) \| /.test(line)) inList = false;
@@ -111,7 +116,7 @@ export function failedTests(out: string): string[] {
  * still running).
  */
 export function unfinishedTests(out: string): string[] {
-  const lines = out.replace(ANSI, "").replaceAll("\r", "").split("\n");
+  const lines = plainLines(out);
   const running = new Map<string, number>();
   lines.forEach((line, i) => {
     const m = /^'(.*)' has been running for over/.exec(line.trim());
