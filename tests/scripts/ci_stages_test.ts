@@ -68,34 +68,13 @@ Deno.test("Deno's summaries are counted, and a stopped run names its tests", asy
     assertEquals(failedTests("ok | 1 passed | 0 failed (1s)\n"), []);
   });
   await t.step("each stage's line, then the total", () => {
+    // A stage's result: the fields each line below leaves out are as here.
+    const r = { passed: 0, failed: 0, seconds: 5, unfinished: [], failedTests: [] };
+    const y = ["y (tests/y_test.ts)"];
     const lines = formatResults([
-      {
-        name: "fmt",
-        status: "ok",
-        passed: 1,
-        failed: 0,
-        seconds: 1,
-        unfinished: [],
-        failedTests: [],
-      },
-      {
-        name: "wine",
-        status: "timed out",
-        passed: 0,
-        failed: 1,
-        seconds: 9,
-        unfinished: ["x"],
-        failedTests: [],
-      },
-      {
-        name: "parallel",
-        status: "failed",
-        passed: 3,
-        failed: 1,
-        seconds: 5,
-        unfinished: [],
-        failedTests: ["y (tests/y_test.ts)"],
-      },
+      { ...r, name: "fmt", status: "ok", passed: 1, seconds: 1 },
+      { ...r, name: "wine", status: "timed out", failed: 1, seconds: 9, unfinished: ["x"] },
+      { ...r, name: "parallel", status: "failed", passed: 3, failed: 1, failedTests: y },
     ]);
     assertEquals(lines, [
       "stage fmt: ok, 1 passed, 0 failed (1s)",
