@@ -323,6 +323,52 @@ export function oldHostDir(home: string): string {
   return storeHostDir(home, hostName());
 }
 
+/**
+ * Pids of the processes whose command line mentions `needle`, or with `environ` their
+ * environment too: a harness that restore relaunched from the shared install has only its HOME
+ * to say whose it is.
+ */
+export function pidsMentioning(needle: string, environ = false): number[] {
+  const out: number[] = [];
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      if (
+        Deno.readTextFileSync(`/proc/${e.name}/cmdline`).includes(needle) ||
+        environ && Deno.readTextFileSync(`/proc/${e.name}/environ`).includes(needle)
+      ) out.push(Number(e.name));
+    } catch { /* gone, or not ours to read */ }
+  }
+  return out;
+}
+
+/** Where `tmux -L name` keeps its socket: tmux's rule, $TMUX_TMPDIR (unless empty) or /tmp. */
+export function tmuxSocketPath(name: string): string {
+  return `${Deno.env.get("TMUX_TMPDIR") || "/tmp"}/tmux-${Deno.uid()}/${name}`;
+}
+
+/**
+ * Ends the server of `tmux -L socket` and removes its socket, which tmux leaves behind. A
+ * server that does not answer kill-server within a bound (stopped, or a loaded machine) is
+ * killed, as is any client still attached: every process whose command line names the socket.
+ */
+export async function endTmux(socket: string): Promise<void> {
+  const env: Record<string, string> = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" };
+  const dir = Deno.env.get("TMUX_TMPDIR");
+  if (dir) env.TMUX_TMPDIR = dir;
+  await run("tmux", ["-L", socket, "kill-server"], env, undefined, 5_000 * BOUND_SCALE)
+    .catch(() => {});
+  const named = () => pidsMentioning(`\0${socket}\0`);
+  for (const pid of named()) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch { /* gone meanwhile */ }
+  }
+  // A killed process names the socket until the kernel has run its exit (later, under load).
+  await waitUntil(() => named().length === 0, `tmux -L ${socket} after SIGKILL`);
+  await Deno.remove(tmuxSocketPath(socket)).catch(() => {});
+}
+
 /** Whether anything is at `path` (a dangling symlink counts: it is not followed). */
 export function exists(path: string): boolean {
   try {

@@ -98,6 +98,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/continuation/commands_test.ts": "spawns sleep; ledger files checked by POSIX mode",
   "tests/cli/restore_test.ts": "drives a real tmux server and bash stand-ins",
   "tests/continuation/tmux_test.ts": "drives a real tmux server",
+  "tests/helpers_test.ts": "reads /proc and drives a real tmux server",
   "tests/fs/dirstream_test.ts": "libc's openat/statx path and FIFOs",
   "tests/harness/activity_test.ts": "the real harness releases in tmux (Linux npm builds)",
   "tests/harness/claude_test.ts": "the real Claude Code release (Linux npm build)",

@@ -8,7 +8,7 @@
  * tests/harness/restore_test.ts.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { cliArgs, run, spawnSleeper, tempDir, waitUntil } from "../helpers.ts";
+import { cliArgs, endTmux, run, spawnSleeper, tempDir, waitUntil } from "../helpers.ts";
 import { assertSchema } from "../schema.ts";
 
 const shq = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -127,13 +127,6 @@ while :; do sleep 1; done
     { PATH: "/usr/bin:/bin", HOME: home },
   );
   assertEquals(bare.code, 0, bare.stderr);
-  // Its pid, so that it is ended even when kill-server is not heard (a loaded machine), and its
-  // socket, which tmux leaves behind.
-  const shown = await run(`${bin}/tmux`, ["display-message", "-p", "#{pid} #{socket_path}"], {
-    PATH: "/usr/bin:/bin",
-  });
-  const [serverPid, socketPath] = shown.stdout.trim().split(" ");
-  const server = Number(serverPid);
   const sh = (cmd: string, args: string[], extra: Record<string, string> = {}) =>
     run(cmd, args, { ...env, ...extra }, root);
   const restore = async (args: string[] = []) => {
@@ -169,20 +162,7 @@ while :; do sleep 1; done
       return r.stdout.split("\n").filter((l) => l !== "");
     },
     async [Symbol.asyncDispose]() {
-      await run(`${bin}/tmux`, ["kill-server"], env).catch(() => {});
-      // Still this server (its command line names the socket) a while later: killed.
-      const ours = () => {
-        try {
-          return Deno.readTextFileSync(`/proc/${server}/cmdline`).includes(socket);
-        } catch {
-          return false;
-        }
-      };
-      for (let i = 0; i < 40 && server > 0 && ours(); i++) await sleep(50);
-      if (server > 0 && ours()) Deno.kill(server, "SIGKILL");
-      try {
-        if (socketPath) Deno.removeSync(socketPath);
-      } catch { /* removed */ }
+      await endTmux(socket);
     },
   };
 }

@@ -4,7 +4,7 @@
  * continue. The pure reading, then a real tmux server on a private socket.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { roster, tempDir } from "../helpers.ts";
+import { endTmux, roster, tempDir } from "../helpers.ts";
 import { paneFacts, withPaneFacts } from "../../src/continuation/tmux.ts";
 import { check, deadSession, FACTS, ledgerOf, plan } from "./fixtures.ts";
 
@@ -83,8 +83,7 @@ async function tmuxServer() {
     // What a process inside the pane sees: TMUX names the server, TMUX_PANE the pane.
     env: { TMUX: `${path},1,0`, TMUX_PANE: pane },
     async [Symbol.asyncDispose]() {
-      await tmux("kill-server");
-      await Deno.remove(path).catch(() => {}); // tmux leaves its socket behind
+      await endTmux(socket);
     },
   };
 }

@@ -7,14 +7,15 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { CODEX } from "./kits.ts";
-import { descendants, proc, type ProcInfo, procsUnder, Rig, waitFor } from "./rig.ts";
+import { descendants, proc, type ProcInfo, Rig, waitFor } from "./rig.ts";
+import { pidsMentioning } from "../helpers.ts";
 import { gone, whoamiFromTool } from "./scenario.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
 /** The shared server: a codex process running `app-server`, under this rig's HOME. */
 function server(rig: Rig): ProcInfo | null {
-  for (const pid of procsUnder(rig.base)) {
+  for (const pid of pidsMentioning(rig.base, true)) {
     const p = proc(pid);
     if (p && p.argv.includes("app-server")) return p;
   }

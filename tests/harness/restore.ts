@@ -6,6 +6,7 @@
  * inside a tool call, that message names the call.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
+import { tmuxSocketPath } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
 import type { StartOptions } from "./harnesses.ts";
 import type { Kit } from "./kits.ts";
@@ -59,14 +60,8 @@ function restoreEnv(rig: Rig, name: HarnessName, c: { harnessEnv?: Record<string
     ...rig.baseEnv(c.harnessEnv),
     CI: "false",
     PATH: `${bin.slice(0, bin.lastIndexOf("/"))}:${rig.baseEnv().PATH}`,
-    TMUX: `${socketPath(rig)},0,0`,
+    TMUX: `${tmuxSocketPath(rig.socket)},0,0`,
   };
-}
-
-/** The tmux socket's path, as $TMUX names a server to a tmux client. */
-function socketPath(rig: Rig): string {
-  const dir = Deno.env.get("TMUX_TMPDIR") ?? "/tmp";
-  return `${dir}/tmux-${Deno.uid()}/${rig.socket}`;
 }
 
 export async function crashAndRestore(

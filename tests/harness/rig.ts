@@ -3,7 +3,15 @@
  * HOME holding the recipes from docs/hooks.md as written, a `roster` in ~/.local/bin that runs
  * this checkout, and the harness pointed at the stand-in model in model_server.ts.
  */
-import { BOUND_SCALE, cliArgs, type CliResult, roster, run } from "../helpers.ts";
+import {
+  BOUND_SCALE,
+  cliArgs,
+  type CliResult,
+  endTmux,
+  pidsMentioning,
+  roster,
+  run,
+} from "../helpers.ts";
 import { recipe, shq } from "../recipes/harness.ts";
 import { type ModelServer, startModelServer } from "./model_server.ts";
 import type { Row } from "../../src/registry/row.ts";
@@ -218,14 +226,12 @@ exit $rc
   }
 
   async [Symbol.asyncDispose]() {
-    await this.tmux(["kill-server"]).catch(() => {});
-    // tmux leaves its socket behind (a server a test killed too).
-    await Deno.remove(tmuxSocketPath(this.socket)).catch(() => {});
+    await endTmux(this.socket);
     try {
       await this.server[Symbol.asyncDispose]();
     } catch { /* already closed */ }
     // Whatever a harness left running under this HOME (Codex's app-server daemon) goes too.
-    for (const pid of procsUnder(this.base)) {
+    for (const pid of pidsMentioning(this.base, true)) {
       try {
         Deno.kill(pid, "SIGKILL");
       } catch { /* gone */ }
@@ -279,27 +285,6 @@ export class Pane {
     const r = await this.rig.tmux(["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"]);
     return r.stdout.split("\n").some((l) => l === `${this.id} 0`);
   }
-}
-
-/** Where `tmux -L name` keeps its socket (tmux's own rule: $TMUX_TMPDIR or /tmp, per uid). */
-export function tmuxSocketPath(name: string): string {
-  return `${Deno.env.get("TMUX_TMPDIR") || "/tmp"}/tmux-${Deno.uid()}/${name}`;
-}
-
-/** Pids of processes whose command line or environment mentions `path`. */
-export function procsUnder(path: string): number[] {
-  const out: number[] = [];
-  for (const e of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(e.name)) continue;
-    try {
-      // Its command line, or its environment: a harness relaunched by roster restore runs from
-      // the shared install with only HOME (under `path`) to say whose it is.
-      const cmd = Deno.readTextFileSync(`/proc/${e.name}/cmdline`);
-      const env = cmd.includes(path) ? "" : Deno.readTextFileSync(`/proc/${e.name}/environ`);
-      if (cmd.includes(path) || env.includes(path)) out.push(Number(e.name));
-    } catch { /* gone */ }
-  }
-  return out;
 }
 
 export interface ProcInfo {

@@ -4,20 +4,7 @@
  * it is given, says how each run went, and leaves no process of its own behind.
  */
 import { assertEquals, assertMatch } from "../assert.ts";
-import { cleanEnv, ROOT, run } from "../helpers.ts";
-
-/** Pids whose command line mentions `needle`. */
-function running(needle: string): number[] {
-  const out: number[] = [];
-  for (const e of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(e.name)) continue;
-    try {
-      const cmd = Deno.readTextFileSync(`/proc/${e.name}/cmdline`);
-      if (cmd.includes(needle)) out.push(Number(e.name));
-    } catch { /* gone */ }
-  }
-  return out;
-}
+import { cleanEnv, pidsMentioning, ROOT, run } from "../helpers.ts";
 
 Deno.test({
   name:
@@ -46,7 +33,7 @@ Deno.test({
         /^ {2}run 1: passed in \d+m\d+s \(load min [\d.]+, mean [\d.]+, max [\d.]+\): 1 passed, 0 failed$/m,
       );
       assertMatch(r.stdout, /^1 of 1 runs passed$/m);
-      assertEquals(running(tmp), [], "the drill left processes running");
+      assertEquals(pidsMentioning(tmp), [], "the drill left processes running");
       assertEquals([...Deno.readDirSync(tmp)], [], "the drill left its directory");
     } finally {
       Deno.removeSync(tmp, { recursive: true });
