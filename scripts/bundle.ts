@@ -144,6 +144,92 @@ export function redirectImports(js: string, merged: ReadonlySet<string>, into: s
   );
 }
 
+/** The command table's cases as esbuild writes spec.ts's __rosterImport (literalImports). */
+const COMMAND_CASE = /case "\.\/commands\/[^"\\\n]+":\s*return import\("\.\/([^"\\\n]+)"\);/g;
+
+/** The chunks a bundle file's command table loads, one per command (cli/spec.ts's `lazy`). */
+export function commandChunks(js: string): string[] {
+  return [...js.matchAll(COMMAND_CASE)].map((m) => m[1]);
+}
+
+/** `js` with each literal `import("./from")` made `import("./to")`. */
+export function renameImport(js: string, from: string, to: string): string {
+  return js.replaceAll(`import("./${from}")`, `import("./${to}")`);
+}
+
+/**
+ * For each command's chunk, the chunks to fold into it (mergeCommandChunks): those of its
+ * static imports, and theirs, that no other file a call of that command may load imports.
+ * Kept where they are: main.js's chunks, and every chunk imported by a module the command's
+ * code or main's may load on demand (an OS backend, the ledger, help), found through the
+ * literal imports of every file it may load: a copy of those in the command's file would be a
+ * second instance of the module beside the one that module loads. A chunk several commands use
+ * is folded into each: main.ts loads one command a process. That rule is checked, not assumed:
+ * a command's chunk that anything imports statically, or that a file other than the table
+ * loads, fails the bundle.
+ */
+export function commandMerges(
+  read: (file: string) => string,
+  files: readonly string[],
+): Map<string, string[]> {
+  const statics = new Map(files.map((f) => [f, staticTargets(read(f)).map((t) => t.slice(2))]));
+  const lazies = new Map(
+    files.map((f) => [f, literalTargets(read(f)).map((t) => t.replace(/^\.\//, ""))]),
+  );
+  const commands = new Set(files.flatMap((f) => commandChunks(read(f))));
+  for (const c of commands) {
+    const importers = files.filter((f) => statics.get(f)!.includes(c));
+    const loaders = files.flatMap((f) => lazies.get(f)!.filter((t) => t === c));
+    if (importers.length > 0 || loaders.length !== 1) {
+      throw new BundleError(
+        `${c} is loaded other than through the command table` +
+          `${importers.length > 0 ? ` (imported by ${importers.join(", ")})` : ""}: ` +
+          "its chunks cannot be merged into it",
+      );
+    }
+  }
+  const closure = (from: string, into = new Set<string>()): Set<string> => {
+    if (into.has(from)) return into;
+    into.add(from);
+    for (const t of statics.get(from) ?? []) closure(t, into);
+    return into;
+  };
+  /** Into `into`: every file a call may load from `from` on, other commands' chunks aside. */
+  const loadable = (from: string, into: Set<string>): Set<string> => {
+    for (const f of closure(from)) {
+      if (into.has(f)) continue;
+      into.add(f);
+      for (const t of lazies.get(f) ?? []) if (!commands.has(t)) loadable(t, into);
+    }
+    return into;
+  };
+  const plan = new Map<string, string[]>();
+  for (const c of [...commands].sort()) {
+    const own = closure(c);
+    // What main.js may load, and whatever the command's own files may load on demand.
+    const others = loadable(ENTRY, new Set());
+    for (const f of own) {
+      for (const t of lazies.get(f) ?? []) if (!commands.has(t)) loadable(t, others);
+    }
+    const folded = [...own].filter((f) => f !== c && !others.has(f)).sort();
+    if (folded.length > 0) plan.set(c, folded);
+  }
+  return plan;
+}
+
+/** The files of a bundle main.js can load, by static or literal dynamic imports. */
+export function reachableFiles(read: (file: string) => string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const js = read(file);
+    for (const t of [...staticTargets(js), ...literalTargets(js)]) visit(t.replace(/^\.\//, ""));
+  };
+  visit(ENTRY);
+  return seen;
+}
+
 /** The name a chunk's deferred import is held in (deferChunkImports). */
 const CHUNK_VAR = "__rosterChunk";
 
@@ -369,6 +455,65 @@ async function mergeStartupChunks(dir: string, verbose: boolean): Promise<void> 
   }
 }
 
+/**
+ * Each command's chunk and the chunks only it needs (commandMerges) made one file,
+ * `<command>-<hash>.js`, by an esbuild pass per command with every other file external; the
+ * table is pointed at it and the chunks nothing loads any more are removed. esbuild splits
+ * shared code by the set of commands using it, so `activity` came as its own chunk and nine
+ * more, each a file every call opens, looks up in the code cache and links: folding them in
+ * took about 2 ms of CPU off its start-up (docs/performance.md, fix 18). Within the file the
+ * modules run in the order they did; the chunks left external (main.js's, and those a module
+ * loaded on demand shares) are imported first, as they already were by the chunks that
+ * needed them.
+ */
+async function mergeCommandChunks(dir: string, verbose: boolean): Promise<void> {
+  const read = (f: string) => Deno.readTextFileSync(`${dir}/${f}`);
+  const list = () =>
+    [...Deno.readDirSync(dir)].filter((e) => e.isFile && e.name.endsWith(".js")).map((e) => e.name)
+      .sort();
+  const files = list();
+  const renamed = new Map<string, string>();
+  for (const [command, own] of commandMerges(read, files)) {
+    const inside = new Set([command, ...own]);
+    const tmp = `.merge-${command}`;
+    const r = await runDeno(
+      [
+        "bundle",
+        "--no-config",
+        "--platform",
+        "deno",
+        "--format",
+        "esm",
+        ...files.filter((f) => !inside.has(f)).flatMap((f) => ["--external", `./${f}`]),
+        "--output",
+        tmp,
+        command,
+      ],
+      dir,
+      { NO_COLOR: "1" },
+      verbose,
+    );
+    if (!r.success) {
+      const more = verbose ? "" : "; run with --verbose for its output";
+      throw new BundleError(
+        `deno bundle of ${command} and its chunks failed (exit ${r.code})${more}`,
+      );
+    }
+    const js = read(tmp);
+    const name = `${command.replace(/-[A-Z0-9]+\.js$/, "")}-${await contentHash(js)}.js`;
+    Deno.writeTextFileSync(`${dir}/${name}`, js);
+    Deno.removeSync(`${dir}/${tmp}`);
+    renamed.set(command, name);
+  }
+  for (const f of list()) {
+    let js = read(f);
+    for (const [from, to] of renamed) js = renameImport(js, from, to);
+    Deno.writeTextFileSync(`${dir}/${f}`, js);
+  }
+  const kept = reachableFiles(read);
+  for (const f of list()) if (!kept.has(f)) Deno.removeSync(`${dir}/${f}`);
+}
+
 /** Eight base32 characters of the SHA-256 of `text`: a chunk's name changes with its code. */
 async function contentHash(text: string): Promise<string> {
   const digest = new Uint8Array(
@@ -419,6 +564,9 @@ export async function bundle(opts: Options): Promise<string[]> {
       const more = opts.verbose ? "" : "; run with --verbose for its output";
       throw new BundleError(`deno bundle failed (exit ${r.code})${more}`);
     }
+    // esbuild's own output checked first: what the merges read must be literal imports.
+    checkOutput(`${work}/out`);
+    await mergeCommandChunks(`${work}/out`, opts.verbose);
     await mergeStartupChunks(`${work}/out`, opts.verbose);
     const files = checkOutput(`${work}/out`);
     // An installed roster may be running from `out` while it is rebuilt: each file is written

@@ -8,13 +8,17 @@ import { cleanEnv, cliArgs, PERMS, ROOT, run, spawnSleeper, tempDir } from "../h
 import {
   bundle,
   BundleError,
+  commandChunks,
+  commandMerges,
   deferChunkImports,
   deferredTargets,
   ENTRY,
   exportedNames,
   literalImports,
   nonLiteralImports,
+  reachableFiles,
   redirectImports,
+  renameImport,
   startupChunks,
   staticTargets,
 } from "../../scripts/bundle.ts";
@@ -84,6 +88,63 @@ Deno.test("the transformer and the scans, on their own", async (t) => {
       const found = nonLiteralImports(`const q = 1;\nawait ${bad};\n`, "bad.js");
       assertEquals(found.length, 1, bad);
       assertEquals([found[0].file, found[0].line], ["bad.js", 2], bad);
+    }
+  });
+
+  await t.step("each command's file takes the chunks no other file of its calls loads", () => {
+    const table = (cases: [string, string][]) =>
+      "function __rosterImport(specifier) {\n  switch (specifier) {\n" +
+      cases.map(([s, f]) => `    case "${s}":\n      return import("./${f}");\n`).join("") +
+      "  }\n}\n";
+    const files: Record<string, string> = {
+      [ENTRY]: 'import { main } from "./chunk-S.js";\nmain();\n',
+      "chunk-S.js": table([["./commands/a.ts", "a-A.js"], ["./commands/b.ts", "b-B.js"]]) +
+        table([["./linux.ts", "linux-L.js"]]),
+      // a loads lazy-Z on demand, which imports chunk-Q: a's copy would be a second one.
+      "a-A.js": 'import "./chunk-S.js";\nimport "./chunk-X.js";\nimport "./chunk-P.js";\n' +
+        'import "./chunk-Q.js";\nconst z = () => import("./lazy-Z.js");\n',
+      // b never loads lazy-Z: chunk-Q is b's alone in a call of b.
+      "b-B.js": 'import "./chunk-X.js";\nimport "./chunk-Y.js";\nimport "./chunk-Q.js";\n',
+      "chunk-X.js": 'import "./chunk-W.js";\nvar x = 1;\n',
+      "chunk-W.js": "var w = 1;\n",
+      "chunk-Y.js": "var y = 1;\n",
+      "chunk-P.js": "var p = 1;\n",
+      "chunk-Q.js": "var q = 1;\n",
+      // The backend every command may load shares chunk-P.
+      "linux-L.js": 'import "./chunk-P.js";\n',
+      "lazy-Z.js": 'import "./chunk-Q.js";\n',
+      // What a merge left behind: nothing imports it.
+      "chunk-O.js": "var o = 1;\n",
+    };
+    const read = (f: string) => files[f];
+    assertEquals(commandChunks(files["chunk-S.js"]), ["a-A.js", "b-B.js"]);
+    assertEquals(
+      commandMerges(read, Object.keys(files)),
+      new Map([
+        ["a-A.js", ["chunk-W.js", "chunk-X.js"]],
+        ["b-B.js", ["chunk-Q.js", "chunk-W.js", "chunk-X.js", "chunk-Y.js"]],
+      ]),
+    );
+    const renamed = renameImport(files["chunk-S.js"], "a-A.js", "a-N.js");
+    assertEquals(commandChunks(renamed), ["a-N.js", "b-B.js"]);
+    assertEquals(
+      [...reachableFiles(read)].sort(),
+      Object.keys(files).filter((f) => f !== "chunk-O.js").sort(),
+    );
+    // A command another file imports, or loads from elsewhere than the table, is refused: its
+    // file would then share a call with another command's copies.
+    for (
+      const [file, plant] of [
+        ["a-A.js", 'import "./b-B.js";\n'],
+        ["lazy-Z.js", 'const b = () => import("./b-B.js");\n'],
+      ]
+    ) {
+      const planted = { ...files, [file]: files[file] + plant };
+      const err = assertThrows(
+        () => commandMerges((f) => planted[f], Object.keys(planted)),
+        BundleError,
+      );
+      assertMatch(err.message, /^b-B\.js is loaded other than through the command table/);
     }
   });
 
@@ -276,7 +337,17 @@ Deno.test({
           .sort();
         // Chunks named after a module are the modules loaded on demand; chunk-* are shared code.
         assertEquals(named, ["check", "linux", "main.js"]);
-        assert(opened.size > 3 && opened.size < files.length / 2, `${[...opened]}`);
+        // check's own chunks are folded into its file: the only chunks it opens are main.js's
+        // and those the Linux backend imports too.
+        const read = (f: string) => Deno.readTextFileSync(`${b}/${f}`);
+        const linux = [...opened].find((f) => f.startsWith("linux-"))!;
+        const allowed = new Set([
+          ...staticTargets(read(ENTRY)),
+          ...staticTargets(read(linux)),
+        ].map((t) => t.slice(2)));
+        const chunks = [...opened].filter((f) => f.startsWith("chunk-"));
+        assert(chunks.every((f) => allowed.has(f)), `${chunks} beyond ${[...allowed]}`);
+        assert(opened.size >= 4 && opened.size < files.length / 2, `${[...opened]}`);
       },
     );
   },
