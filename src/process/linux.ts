@@ -118,6 +118,9 @@ class LinuxProcess implements ProcessInfo {
  */
 export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
   let bootIdCache: string | null | undefined;
+  // Read once a call: the host key and the host identity both ask (a hook's second read cost
+  // about 50 us).
+  let machineIdCache: string | null | undefined;
   let foreignCache: boolean | undefined;
 
   /** Whether this /proc is not shown to be this process's namespace's (read once per call). */
@@ -337,9 +340,11 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
   }
 
   function machineId(): string | null {
+    if (machineIdCache !== undefined) return machineIdCache;
+    machineIdCache = null;
     for (const path of ["/etc/machine-id", "/var/lib/dbus/machine-id"]) {
       const id = readRegularText(path)?.trim();
-      if (id !== undefined && /^[0-9a-f]{32}$/.test(id)) return id;
+      if (id !== undefined && /^[0-9a-f]{32}$/.test(id)) return machineIdCache = id;
     }
     return null;
   }
