@@ -327,10 +327,15 @@ export function prepareInput(dir: string, root: string = ROOT): string[] {
   return rewritten;
 }
 
+/** The JavaScript files in `dir`, by name, sorted. */
+function jsFiles(dir: string): string[] {
+  return [...Deno.readDirSync(dir)].filter((e) => e.isFile && e.name.endsWith(".js"))
+    .map((e) => e.name).sort();
+}
+
 /** Fails (BundleError) on a bundle file's non-literal import or one naming a missing file. */
 export function checkOutput(dir: string): string[] {
-  const files = [...Deno.readDirSync(dir)].filter((e) => e.isFile && e.name.endsWith(".js"))
-    .map((e) => e.name).sort();
+  const files = jsFiles(dir);
   if (!files.includes(ENTRY)) throw new BundleError(`deno bundle wrote no ${ENTRY} in ${dir}`);
   for (const name of files) {
     const js = Deno.readTextFileSync(`${dir}/${name}`);
@@ -380,6 +385,45 @@ export async function runDeno(
   return { success: r.success, code: r.code, log };
 }
 
+/**
+ * esbuild again over `entry` in `dir`, every other file of `files` not `inside` left external
+ * (imported as it is): the text it writes. `what` names the pass in the one-line failure.
+ */
+async function bundleAgain(
+  dir: string,
+  entry: string,
+  inside: ReadonlySet<string>,
+  files: readonly string[],
+  what: string,
+  verbose: boolean,
+): Promise<string> {
+  const output = `.${entry}.out`;
+  const r = await runDeno(
+    [
+      "bundle",
+      "--no-config",
+      "--platform",
+      "deno",
+      "--format",
+      "esm",
+      ...files.filter((f) => !inside.has(f)).flatMap((f) => ["--external", `./${f}`]),
+      "--output",
+      output,
+      entry,
+    ],
+    dir,
+    { NO_COLOR: "1" },
+    verbose,
+  );
+  if (!r.success) {
+    const more = verbose ? "" : "; run with --verbose for its output";
+    throw new BundleError(`deno bundle of ${what} failed (exit ${r.code})${more}`);
+  }
+  const js = Deno.readTextFileSync(`${dir}/${output}`);
+  Deno.removeSync(`${dir}/${output}`);
+  return js;
+}
+
 /** The entry of the second bundling pass, written beside the chunks it merges and removed. */
 const STARTUP_ENTRY = "startup-entry.js";
 
@@ -410,44 +454,21 @@ async function mergeStartupChunks(dir: string, verbose: boolean): Promise<void> 
       owner.set(name, m);
     }
   }
-  const files = [...Deno.readDirSync(dir)].filter((e) => e.isFile && e.name.endsWith(".js"))
-    .map((e) => e.name);
+  const files = jsFiles(dir);
   const merged = new Set(members);
   Deno.writeTextFileSync(
     `${dir}/${STARTUP_ENTRY}`,
     members.map((m) => `export * from "./${m}";\n`).join(""),
   );
-  const tmp = `${dir}/${STARTUP_ENTRY}.out`;
-  const r = await runDeno(
-    [
-      "bundle",
-      "--no-config",
-      "--platform",
-      "deno",
-      "--format",
-      "esm",
-      // The commands' chunks stay where they are, loaded when asked for.
-      ...files.filter((f) => !merged.has(f)).flatMap((f) => ["--external", `./${f}`]),
-      "--output",
-      tmp,
-      STARTUP_ENTRY,
-    ],
-    dir,
-    { NO_COLOR: "1" },
-    verbose,
-  );
-  if (!r.success) {
-    const more = verbose ? "" : "; run with --verbose for its output";
-    throw new BundleError(`deno bundle of the start-up chunks failed (exit ${r.code})${more}`);
-  }
-  const js = Deno.readTextFileSync(tmp);
+  // The commands' chunks stay where they are, loaded when asked for.
+  const js = await bundleAgain(dir, STARTUP_ENTRY, merged, files, "the start-up chunks", verbose);
   const missing = [...owner.keys()].filter((n) => !exportedNames(js).includes(n));
   if (missing.length > 0) {
     throw new BundleError(`the merged start-up chunk does not export ${missing.join(", ")}`);
   }
   const name = `chunk-${await contentHash(js)}.js`;
   Deno.writeTextFileSync(`${dir}/${name}`, js);
-  for (const f of [...members, STARTUP_ENTRY, `${STARTUP_ENTRY}.out`]) {
+  for (const f of [...members, STARTUP_ENTRY]) {
     Deno.removeSync(`${dir}/${f}`);
   }
   for (const f of files.filter((f) => !merged.has(f))) {
@@ -468,50 +489,22 @@ async function mergeStartupChunks(dir: string, verbose: boolean): Promise<void> 
  */
 async function mergeCommandChunks(dir: string, verbose: boolean): Promise<void> {
   const read = (f: string) => Deno.readTextFileSync(`${dir}/${f}`);
-  const list = () =>
-    [...Deno.readDirSync(dir)].filter((e) => e.isFile && e.name.endsWith(".js")).map((e) => e.name)
-      .sort();
-  const files = list();
+  const files = jsFiles(dir);
   const renamed = new Map<string, string>();
   for (const [command, own] of commandMerges(read, files)) {
     const inside = new Set([command, ...own]);
-    const tmp = `.merge-${command}`;
-    const r = await runDeno(
-      [
-        "bundle",
-        "--no-config",
-        "--platform",
-        "deno",
-        "--format",
-        "esm",
-        ...files.filter((f) => !inside.has(f)).flatMap((f) => ["--external", `./${f}`]),
-        "--output",
-        tmp,
-        command,
-      ],
-      dir,
-      { NO_COLOR: "1" },
-      verbose,
-    );
-    if (!r.success) {
-      const more = verbose ? "" : "; run with --verbose for its output";
-      throw new BundleError(
-        `deno bundle of ${command} and its chunks failed (exit ${r.code})${more}`,
-      );
-    }
-    const js = read(tmp);
+    const js = await bundleAgain(dir, command, inside, files, `${command} and its chunks`, verbose);
     const name = `${command.replace(/-[A-Z0-9]+\.js$/, "")}-${await contentHash(js)}.js`;
     Deno.writeTextFileSync(`${dir}/${name}`, js);
-    Deno.removeSync(`${dir}/${tmp}`);
     renamed.set(command, name);
   }
-  for (const f of list()) {
+  for (const f of jsFiles(dir)) {
     let js = read(f);
     for (const [from, to] of renamed) js = renameImport(js, from, to);
     Deno.writeTextFileSync(`${dir}/${f}`, js);
   }
   const kept = reachableFiles(read);
-  for (const f of list()) if (!kept.has(f)) Deno.removeSync(`${dir}/${f}`);
+  for (const f of jsFiles(dir)) if (!kept.has(f)) Deno.removeSync(`${dir}/${f}`);
 }
 
 /** Eight base32 characters of the SHA-256 of `text`: a chunk's name changes with its code. */
