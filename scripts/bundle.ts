@@ -166,7 +166,8 @@ export function renameImport(js: string, from: string, to: string): string {
  * second instance of the module beside the one that module loads. A chunk several commands use
  * is folded into each: main.ts loads one command a process. That rule is checked, not assumed:
  * a command's chunk that anything imports statically, or that a file other than the table
- * loads, fails the bundle.
+ * loads, fails the bundle, and tests/scripts/bundle_test.ts fails on a `.load()` of a command
+ * anywhere but main.ts.
  */
 export function commandMerges(
   read: (file: string) => string,

@@ -148,6 +148,32 @@ Deno.test("the transformer and the scans, on their own", async (t) => {
     }
   });
 
+  await t.step(
+    "only main.ts loads a command's module, once a call: what the fold relies on",
+    () => {
+      // Each command's file holds its own copy of the chunks it shares with other commands
+      // (commandMerges): a second command loaded in the same call would run those modules twice.
+      const sites: string[] = [];
+      const walk = (dir: string) => {
+        for (const e of Deno.readDirSync(`${ROOT}${dir}`)) {
+          const path = `${dir}/${e.name}`;
+          if (e.isDirectory) walk(path);
+          else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")) {
+            const text = Deno.readTextFileSync(`${ROOT}${path}`);
+            for (const m of text.matchAll(/[\w$.?]*command[\w$.?]*\.load\(/gi)) {
+              sites.push(`${path}: ${m[0]}`);
+            }
+          }
+        }
+      };
+      walk("src");
+      const main = Deno.readTextFileSync(`${ROOT}main.ts`);
+      const inMain = [...main.matchAll(/[\w$.?]*command[\w$.?]*\.load\(/gi)].map((m) => m[0]);
+      assertEquals(sites, []);
+      assertEquals(inMain, ["args.command.load("]);
+    },
+  );
+
   await t.step("chunk imports deferred into variables, each named once at the top", () => {
     const js = 'import { a } from "./chunk-A.js";\nconst f = () => import("./check-B.js");\n' +
       'const g = () => import("./list-C.js");\n';
