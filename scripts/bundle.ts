@@ -55,9 +55,11 @@ export function literalImports(source: string, file: string): string | null {
     const s = JSON.stringify(t);
     return `    case ${s}:\n      return import(${s});\n`;
   }).join("");
-  return source.replace(VARIABLE_IMPORT, (_, name) => `__rosterImport(${name})`) +
+  // The command table's function has a name of its own: commandChunks reads the commands there.
+  const fn = file === COMMAND_TABLE ? COMMAND_IMPORT : "__rosterImport";
+  return source.replace(VARIABLE_IMPORT, (_, name) => `${fn}(${name})`) +
     "\n// Added by scripts/bundle.ts: the literal imports esbuild follows.\n" +
-    "function __rosterImport(specifier: string): Promise<any> {\n" +
+    `function ${fn}(specifier: string): Promise<any> {\n` +
     `  switch (specifier) {\n${cases}` +
     `    default:\n      return Promise.reject(new Error(` +
     `\`The bundle has no module \${specifier} (imported from ${file})\`));\n  }\n}\n`;
@@ -144,12 +146,25 @@ export function redirectImports(js: string, merged: ReadonlySet<string>, into: s
   );
 }
 
-/** The command table's cases as esbuild writes spec.ts's __rosterImport (literalImports). */
-const COMMAND_CASE = /case "\.\/commands\/[^"\\\n]+":\s*return import\("\.\/([^"\\\n]+)"\);/g;
+/** The source file whose lazy imports are the commands, one a call (main.ts loads one). */
+export const COMMAND_TABLE = "src/cli/spec.ts";
+/** The name of COMMAND_TABLE's import function in the bundler's copy (literalImports). */
+const COMMAND_IMPORT = "__rosterCommandImport";
+/** A case of that function as esbuild writes it: the chunk one command's module is in. */
+const COMMAND_CASE = /case "[^"\\\n]+":\s*return import\("\.\/([^"\\\n]+)"\);/g;
 
-/** The chunks a bundle file's command table loads, one per command (cli/spec.ts's `lazy`). */
+/**
+ * The chunks a bundle file's command table loads, one per command: the cases of the command
+ * table's own function only (another file's lazy import of a module under commands/ is a module
+ * loaded on demand like any other). esbuild writes a top-level function's closing brace alone on
+ * a line.
+ */
 export function commandChunks(js: string): string[] {
-  return [...js.matchAll(COMMAND_CASE)].map((m) => m[1]);
+  const start = js.indexOf(`function ${COMMAND_IMPORT}(`);
+  if (start < 0) return [];
+  const end = js.indexOf("\n}\n", start);
+  const body = js.slice(start, end < 0 ? undefined : end);
+  return [...body.matchAll(COMMAND_CASE)].map((m) => m[1]);
 }
 
 /** `js` with each literal `import("./from")` made `import("./to")`. */
@@ -491,6 +506,9 @@ async function mergeStartupChunks(dir: string, verbose: boolean): Promise<void> 
 async function mergeCommandChunks(dir: string, verbose: boolean): Promise<void> {
   const read = (f: string) => Deno.readTextFileSync(`${dir}/${f}`);
   const files = jsFiles(dir);
+  if (!files.some((f) => commandChunks(read(f)).length > 0)) {
+    throw new BundleError(`no command table in the bundle (${COMMAND_TABLE}'s lazy imports)`);
+  }
   const renamed = new Map<string, string>();
   for (const [command, own] of commandMerges(read, files)) {
     const inside = new Set([command, ...own]);

@@ -92,19 +92,25 @@ Deno.test("the transformer and the scans, on their own", async (t) => {
   });
 
   await t.step("each command's file takes the chunks no other file of its calls loads", () => {
-    const table = (cases: [string, string][]) =>
-      "function __rosterImport(specifier) {\n  switch (specifier) {\n" +
+    const table = (cases: [string, string][], fn = "__rosterImport") =>
+      `function ${fn}(specifier) {\n  switch (specifier) {\n` +
       cases.map(([s, f]) => `    case "${s}":\n      return import("./${f}");\n`).join("") +
       "  }\n}\n";
     const files: Record<string, string> = {
       [ENTRY]: 'import { main } from "./chunk-S.js";\nmain();\n',
-      "chunk-S.js": table([["./commands/a.ts", "a-A.js"], ["./commands/b.ts", "b-B.js"]]) +
-        table([["./linux.ts", "linux-L.js"]]),
+      "chunk-S.js": table(
+        [["./commands/a.ts", "a-A.js"], ["./commands/b.ts", "b-B.js"]],
+        "__rosterCommandImport",
+      ) + table([["./linux.ts", "linux-L.js"]]),
       // a loads lazy-Z on demand, which imports chunk-Q: a's copy would be a second one.
       "a-A.js": 'import "./chunk-S.js";\nimport "./chunk-X.js";\nimport "./chunk-P.js";\n' +
         'import "./chunk-Q.js";\nconst z = () => import("./lazy-Z.js");\n',
-      // b never loads lazy-Z: chunk-Q is b's alone in a call of b.
-      "b-B.js": 'import "./chunk-X.js";\nimport "./chunk-Y.js";\nimport "./chunk-Q.js";\n',
+      // b never loads lazy-Z: chunk-Q is b's alone in a call of b. It loads helper-H, a module
+      // under commands/ that is not in the table: a module loaded on demand like any other.
+      "b-B.js": 'import "./chunk-X.js";\nimport "./chunk-Y.js";\nimport "./chunk-Q.js";\n' +
+        'import "./chunk-R.js";\n' + table([["./commands/helper.ts", "helper-H.js"]]),
+      "helper-H.js": 'import "./chunk-R.js";\n',
+      "chunk-R.js": "var r = 1;\n",
       "chunk-X.js": 'import "./chunk-W.js";\nvar x = 1;\n',
       "chunk-W.js": "var w = 1;\n",
       "chunk-Y.js": "var y = 1;\n",
@@ -118,6 +124,8 @@ Deno.test("the transformer and the scans, on their own", async (t) => {
     };
     const read = (f: string) => files[f];
     assertEquals(commandChunks(files["chunk-S.js"]), ["a-A.js", "b-B.js"]);
+    // A lazy import of a module under commands/ from elsewhere than the table is no command.
+    assertEquals(commandChunks(files["b-B.js"]), []);
     assertEquals(
       commandMerges(read, Object.keys(files)),
       new Map([
