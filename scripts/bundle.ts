@@ -172,6 +172,18 @@ export function renameImport(js: string, from: string, to: string): string {
   return js.replaceAll(`import("./${from}")`, `import("./${to}")`);
 }
 
+/** Every file reachable from `from` through `next`, `from` included, added to `into`. */
+function reach(
+  from: string,
+  next: (file: string) => readonly string[],
+  into = new Set<string>(),
+): Set<string> {
+  if (into.has(from)) return into;
+  into.add(from);
+  for (const t of next(from)) reach(t, next, into);
+  return into;
+}
+
 /**
  * For each command's chunk, the chunks to fold into it (mergeCommandChunks): those of its
  * static imports, and theirs, that no other file a call of that command may load imports.
@@ -193,6 +205,9 @@ export function commandMerges(
     files.map((f) => [f, literalTargets(read(f)).map((t) => t.replace(/^\.\//, ""))]),
   );
   const commands = new Set(files.flatMap((f) => commandChunks(read(f))));
+  if (commands.size === 0) {
+    throw new BundleError(`no command table in the bundle (${COMMAND_TABLE}'s lazy imports)`);
+  }
   for (const c of commands) {
     const importers = files.filter((f) => statics.get(f)!.includes(c));
     const loaders = files.flatMap((f) => lazies.get(f)!.filter((t) => t === c));
@@ -204,26 +219,19 @@ export function commandMerges(
       );
     }
   }
-  const closure = (from: string, into = new Set<string>()): Set<string> => {
-    if (into.has(from)) return into;
-    into.add(from);
-    for (const t of statics.get(from) ?? []) closure(t, into);
-    return into;
-  };
+  const closure = (from: string) => reach(from, (f) => statics.get(f) ?? []);
   /** Into `into`: every file a call may load from `from` on, other commands' chunks aside. */
-  const loadable = (from: string, into: Set<string>): Set<string> => {
-    for (const f of closure(from)) {
-      if (into.has(f)) continue;
-      into.add(f);
-      for (const t of lazies.get(f) ?? []) if (!commands.has(t)) loadable(t, into);
-    }
-    return into;
-  };
+  const loadable = (from: string, into: Set<string>) =>
+    reach(from, (f) => [
+      ...statics.get(f) ?? [],
+      ...(lazies.get(f) ?? []).filter((t) => !commands.has(t)),
+    ], into);
+  const fromMain = loadable(ENTRY, new Set());
   const plan = new Map<string, string[]>();
   for (const c of [...commands].sort()) {
     const own = closure(c);
     // What main.js may load, and whatever the command's own files may load on demand.
-    const others = loadable(ENTRY, new Set());
+    const others = new Set(fromMain);
     for (const f of own) {
       for (const t of lazies.get(f) ?? []) if (!commands.has(t)) loadable(t, others);
     }
@@ -235,15 +243,10 @@ export function commandMerges(
 
 /** The files of a bundle main.js can load, by static or literal dynamic imports. */
 export function reachableFiles(read: (file: string) => string): Set<string> {
-  const seen = new Set<string>();
-  const visit = (file: string) => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    const js = read(file);
-    for (const t of [...staticTargets(js), ...literalTargets(js)]) visit(t.replace(/^\.\//, ""));
-  };
-  visit(ENTRY);
-  return seen;
+  return reach(ENTRY, (f) => {
+    const js = read(f);
+    return [...staticTargets(js), ...literalTargets(js)].map((t) => t.replace(/^\.\//, ""));
+  });
 }
 
 /** The name a chunk's deferred import is held in (deferChunkImports). */
@@ -506,9 +509,6 @@ async function mergeStartupChunks(dir: string, verbose: boolean): Promise<void> 
 async function mergeCommandChunks(dir: string, verbose: boolean): Promise<void> {
   const read = (f: string) => Deno.readTextFileSync(`${dir}/${f}`);
   const files = jsFiles(dir);
-  if (!files.some((f) => commandChunks(read(f)).length > 0)) {
-    throw new BundleError(`no command table in the bundle (${COMMAND_TABLE}'s lazy imports)`);
-  }
   const renamed = new Map<string, string>();
   for (const [command, own] of commandMerges(read, files)) {
     const inside = new Set([command, ...own]);
