@@ -32,7 +32,7 @@ export const GENERATED: { path: string; spec: Generated }[] = [{
         type: "Readonly<{ [K in keyof SessionRecord]: null }>",
       },
     ],
-    imports: { isPid: "../process/pid.ts", parseTime: "../time.ts" },
+    imports: { isPid: "../process/pid.ts", parseTime: "../time.ts", chars: "../chars.ts" },
   },
 }];
 

@@ -2,6 +2,7 @@
  * Time as roster reads and writes it: durations as people type them (`90s`, `30m`, `12h`,
  * `7d`), RFC 3339 timestamps in files, short ages in tables.
  */
+import { isDigit, runEnd } from "./chars.ts";
 import { UsageError } from "./errors.ts";
 
 const UNITS: Record<string, number> = {
@@ -39,8 +40,28 @@ export function formatAge(ms: number): string {
   return `${Math.floor(s / 86_400)}d`;
 }
 
-/** RFC 3339 date-time with a zone: what roster writes and what it accepts. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+/**
+ * RFC 3339 date-time with a zone, what roster writes and what it accepts:
+ * `^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$`, read char by char
+ * (src/chars.ts: why).
+ */
+export function isRfc3339(v: string): boolean {
+  const at = (i: number) => v.charCodeAt(i);
+  const digits = (...is: number[]) => is.every((i) => isDigit(at(i)));
+  if (
+    !digits(0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18) || at(4) !== 45 || at(7) !== 45 ||
+    at(13) !== 58 || at(16) !== 58 || !(at(10) === 84 || at(10) === 116 || at(10) === 32)
+  ) return false;
+  let zone = 19;
+  if (at(zone) === 46 /* . */) {
+    zone = runEnd(v, isDigit, 20);
+    if (zone === 20 || zone > 29) return false;
+  }
+  const z = at(zone);
+  if (z === 90 || z === 122) return v.length === zone + 1; // Z, z
+  return (z === 43 || z === 45) && v.length === zone + 6 && digits(zone + 1, zone + 2) &&
+    at(zone + 3) === 58 && digits(zone + 4, zone + 5);
+}
 
 /** The last answer of parseTime: `list` checks a record's registered_at, then sorts by it. */
 let lastValue = "";
@@ -49,7 +70,7 @@ let lastMs: number | null = null;
 /** An RFC 3339 timestamp as epoch milliseconds; null for anything else. */
 export function parseTime(value: string): number | null {
   if (value === lastValue) return lastMs;
-  const ms = RFC3339.test(value) ? Date.parse(value) : NaN;
+  const ms = isRfc3339(value) ? Date.parse(value) : NaN;
   lastValue = value;
   lastMs = Number.isFinite(ms) ? ms : null;
   return lastMs;

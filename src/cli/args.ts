@@ -4,6 +4,7 @@
  * `--flag=value`, `-x`, and `--` to end flags; global flags may stand before or after the
  * command. Every mistake is a UsageError naming the flag and the nearest valid one.
  */
+import { isDigit } from "../chars.ts";
 import { notOneOf, UsageError } from "../errors.ts";
 import { COMMANDS, type CommandSpec, type FlagSpec, GLOBAL_FLAGS, usageOf } from "./spec.ts";
 
@@ -36,7 +37,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
       onlyPositionals = true;
       continue;
     }
-    if (!onlyPositionals && arg.startsWith("-") && arg.length > 1 && !/^-\d/.test(arg)) {
+    if (!onlyPositionals && arg.startsWith("-") && arg.length > 1 && !isDigit(arg.charCodeAt(1))) {
       const { spec, inline } = findFlag(arg, flags, out.command);
       if (spec.value === undefined) {
         if (inline !== undefined) {

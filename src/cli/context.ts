@@ -4,7 +4,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { writeAll } from "../fs/io.ts";
-import { SEP } from "../fs/path.ts";
+import { isAbsolute, SEP } from "../fs/path.ts";
 import { processBackend } from "../process/mod.ts";
 import { hostIdentity, hostKey } from "../identity/identity.ts";
 import { LivenessJudge } from "../identity/liveness.ts";
@@ -133,7 +133,7 @@ export class Context {
  * cannot be read): every later check walks the path from `/`.
  */
 export function absolutePath(path: string, what: string): string {
-  if (/^([A-Za-z]:)?[\\/]/.test(path)) return path;
+  if (isAbsolute(path)) return path;
   let cwd: string;
   try {
     cwd = Deno.cwd();

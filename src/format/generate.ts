@@ -18,7 +18,7 @@ export interface Generated {
   /** More exports: a constant of some fields' values (null for "every field null"). */
   constants?: { name: string; doc: string; fields: readonly string[] | null; type?: string }[];
   /** Where the imports the code needs come from, relative to the file written. */
-  imports: { isPid: string; parseTime: string };
+  imports: { isPid: string; parseTime: string; chars: string };
 }
 
 const IDENT = /^[A-Za-z_$][\w$]*$/;
@@ -224,6 +224,7 @@ export function generate(g: Generated): string {
   const imports = [
     body.includes("isPid(") ? `import { isPid } from "${g.imports.isPid}";` : "",
     body.includes("parseTime(") ? `import { parseTime } from "${g.imports.parseTime}";` : "",
+    body.includes("isLowerWord(") ? `import { isLowerWord } from "${g.imports.chars}";` : "",
     `import type { ${g.type.name} } from "${g.type.from}";`,
   ].filter((l) => l !== "");
   return [

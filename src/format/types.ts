@@ -2,6 +2,7 @@
  * What a field of a file format may hold: the check combinators (str, time, pid, nullable,
  * object, array, ...), each a test, the same test as code for generate.ts, and its schema.
  */
+import { isLowerWord } from "../chars.ts";
 import { isPid } from "../process/pid.ts";
 import { parseTime } from "../time.ts";
 import type { Fields, Format, Value } from "./format.ts";
@@ -93,6 +94,20 @@ export function pattern(re: RegExp): Type<string> {
     STRING,
     `a string matching ${re}`,
     "match",
+  );
+}
+
+/**
+ * A name of 1 to `max` of [a-z0-9_] (an OS's, `Deno.build.os`), read char by char: a regex
+ * costs a hook its compilation (src/chars.ts). The schema says only "a string".
+ */
+export function lowerWord(max: number): Type<string> {
+  return leaf(
+    (v) => isLowerWord(v, max),
+    (x) => `isLowerWord(${x}, ${max})`,
+    STRING,
+    `a string of 1 to ${max} of [a-z0-9_]`,
+    `word to ${max}`,
   );
 }
 

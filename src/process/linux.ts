@@ -36,6 +36,7 @@ import {
   tokenTicks,
 } from "./linux_proc.ts";
 import { readRegularText } from "../open_file.ts";
+import { every, isLowerHex } from "../chars.ts";
 
 /** The most of /proc/self/mountinfo read: a host of many containers has thousands of mounts. */
 const MAX_MOUNTINFO = 16 << 20;
@@ -344,7 +345,7 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
     machineIdCache = null;
     for (const path of ["/etc/machine-id", "/var/lib/dbus/machine-id"]) {
       const id = readRegularText(path)?.trim();
-      if (id !== undefined && /^[0-9a-f]{32}$/.test(id)) return machineIdCache = id;
+      if (id?.length === 32 && every(id, isLowerHex)) return machineIdCache = id;
     }
     return null;
   }

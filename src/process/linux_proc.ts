@@ -3,6 +3,7 @@
  * roster needs of it, or null for anything of another shape. Tested alone, on fixtures
  * (tests/process/linux_test.ts); the backend that reads /proc with them is ./linux.ts.
  */
+import { every, isBlank, isDigit, isDigits, lineValue, runEnd, splitBlanks } from "../chars.ts";
 
 /** Clock ticks per second as seen by user space (USER_HZ): 100 on every mainstream arch. */
 export const CLK_TCK = 100;
@@ -26,15 +27,6 @@ export function parseStat(text: string): StatFields | null {
 }
 
 const isAsciiLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-
-/** Whether text[from, to) is ASCII digits only. */
-function isDigits(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  return true;
-}
 
 /** Parses the `btime` line of /proc/stat: boot time in epoch seconds. */
 export function parseBtime(text: string): number | null {
@@ -83,17 +75,23 @@ export function procMayHide(mountinfo: string, mountPoint = "/proc"): boolean {
  */
 export function procShowsOwnNs(self: string | null, status: string | null, pid: number): boolean {
   if (self !== String(pid) || status === null) return false;
-  const m = /^NSpid:[ \t]*([^\n]*)$/m.exec(status);
-  if (m === null) return /^Pid:[ \t]*(\d+)[ \t]*$/m.exec(status)?.[1] === self;
-  const ids = m[1].trim().split(/[ \t]+/);
+  const nsPid = lineValue(status, "NSpid");
+  if (nsPid === null) {
+    const pidLine = lineValue(status, "Pid");
+    const own = pidLine?.slice(0, runEnd(pidLine, isDigit));
+    return !!own && own === self && every(pidLine!, isBlank, own.length);
+  }
+  const ids = splitBlanks(nsPid.trim());
   return ids.length === 1 && ids[0] === self;
 }
 
 /** Tgid and Threads from /proc/<pid>/status; null fields where absent. */
 export function parseStatus(text: string): { tgid: number | null; threads: number | null } {
-  const tgid = /^Tgid:\s*(\d+)$/m.exec(text);
-  const threads = /^Threads:\s*(\d+)$/m.exec(text);
-  return { tgid: tgid ? Number(tgid[1]) : null, threads: threads ? Number(threads[1]) : null };
+  const count = (key: string) => {
+    const v = lineValue(text, key);
+    return v !== null && isDigits(v) ? Number(v) : null;
+  };
+  return { tgid: count("Tgid"), threads: count("Threads") };
 }
 
 /**
@@ -101,9 +99,13 @@ export function parseStatus(text: string): { tgid: number | null; threads: numbe
  * <ns>`): 0 outside a time namespace, or when the file is missing (kernels before 5.6).
  */
 export function parseBoottimeOffset(text: string): bigint {
-  const m = /^boottime\s+(-?\d+)\s+(\d+)\s*$/m.exec(text);
-  if (!m) return 0n;
-  return BigInt(m[1]) * BigInt(CLK_TCK) + BigInt(m[2]) * BigInt(CLK_TCK) / 1_000_000_000n;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("boottime") || !isBlank(line.charCodeAt(8))) continue;
+    const [s, ns, ...more] = splitBlanks(line.slice(8).trim());
+    if (more.length > 0 || !isDigits(s, true) || ns === undefined || !isDigits(ns)) continue;
+    return BigInt(s) * BigInt(CLK_TCK) + BigInt(ns) * BigInt(CLK_TCK) / 1_000_000_000n;
+  }
+  return 0n;
 }
 
 /**
@@ -129,7 +131,9 @@ const WRAPPED_TICKS = 922_337_203_685n;
  */
 export function parseUptimeTicks(text: string): number | null {
   const dot = text.indexOf(".");
-  if (dot < 1 || dot > 12 || !isDigits(text, 0, dot) || !isDigits(text, dot + 1, dot + 3)) {
+  if (
+    dot < 1 || dot > 12 || !every(text, isDigit, 0, dot) || !every(text, isDigit, dot + 1, dot + 3)
+  ) {
     return null;
   }
   const after = text.charCodeAt(dot + 3);
@@ -143,14 +147,12 @@ export function parseLoadavgTasks(text: string): number | null {
   const slash = fields.length < 5 ? -1 : fields[3].indexOf("/");
   if (slash < 1) return null;
   const total = fields[3].slice(slash + 1);
-  return total.length > 0 && total.length <= 15 && isDigits(total, 0, total.length)
-    ? Number(total)
-    : null;
+  return total.length > 0 && total.length <= 15 && every(total, isDigit) ? Number(total) : null;
 }
 
 /** A Linux start token (normalised clock ticks: 1 to 15 digits) as a number; null otherwise. */
 export function tokenTicks(token: string): number | null {
-  if (token.length === 0 || token.length > 15 || !isDigits(token, 0, token.length)) return null;
+  if (token.length === 0 || token.length > 15 || !every(token, isDigit)) return null;
   return Number(token);
 }
 

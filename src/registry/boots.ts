@@ -5,6 +5,7 @@
  */
 import { envVar } from "../env.ts";
 import { writeAll } from "../fs/io.ts";
+import { isAbsolute } from "../fs/path.ts";
 import { openRegular, readSmallFile } from "../fs/read.ts";
 import { createExclusive, writeAtomic } from "../fs/write.ts";
 
@@ -23,8 +24,6 @@ export function bootHistoryPath(): string | null {
   if (given) return isAbsolute(given) ? given : null;
   return Deno.build.os === "linux" ? `/var/tmp/roster-${Deno.uid()}.boots` : null;
 }
-
-const isAbsolute = (path: string) => /^([A-Za-z]:)?[\\/]/.test(path);
 
 /** Why this machine has no usable boot history: doctor words it. */
 export type BootHistoryProblem =

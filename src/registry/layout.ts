@@ -9,7 +9,17 @@
  */
 import { join } from "../fs/path.ts";
 import { TEMP_SUFFIX } from "../fs/write.ts";
-import { PID_TEXT } from "../identity/pid.ts";
+import {
+  every,
+  isDigit,
+  isDigits,
+  isLower,
+  isNameChar,
+  isWordChar,
+  replaceOthers,
+  runEnd,
+} from "../chars.ts";
+import { isPidText, PID_TEXT } from "../identity/pid.ts";
 
 /** Record files are `<pid>.json`; everything else in a host directory is ignored. */
 export const RECORD_NAME = new RegExp(`^(${PID_TEXT})\\.json$`);
@@ -25,11 +35,8 @@ export const STORED_NAME = new RegExp(`^(${PID_TEXT})(?:\\.[0-9a-z]{1,32})?\\.js
  */
 export function storedPid(name: string): number {
   const n = name.length;
-  // The pid: 1 to 10 digits, no leading zero.
-  let i = 0;
-  while (i < n && i < 11 && isDigit(name.charCodeAt(i))) i++;
-  if (i === 0 || i > 10 || name.charCodeAt(0) === 48) return 0;
-  const pidEnd = i;
+  const pidEnd = runEnd(name, isDigit);
+  if (!isPidText(name, 0, pidEnd)) return 0;
   // Then `.json` at the end, or a suffix of 1 to 32 of [0-9a-z] before it.
   if (n - pidEnd < 5 || !name.endsWith(".json")) return 0;
   const suffixEnd = n - 5;
@@ -37,15 +44,12 @@ export function storedPid(name: string): number {
     if (name.charCodeAt(pidEnd) !== 46) return 0;
     const len = suffixEnd - pidEnd - 1;
     if (len < 1 || len > 32) return 0;
-    for (let j = pidEnd + 1; j < suffixEnd; j++) {
-      const c = name.charCodeAt(j);
-      if (!isDigit(c) && !(c >= 97 && c <= 122)) return 0;
-    }
+    if (!every(name, isLowerOrDigit, pidEnd + 1, suffixEnd)) return 0;
   }
   return Number(name.slice(0, pidEnd));
 }
 
-const isDigit = (c: number) => c >= 48 && c <= 57;
+const isLowerOrDigit = (c: number) => isDigit(c) || isLower(c);
 
 /** A crashed writer's temp file beside a record (fs/write.ts names them). */
 export const TEMP_NAME = new RegExp(`^${PID_TEXT}(?:\\.[0-9a-z]{1,32})?\\.json${TEMP_SUFFIX}$`);
@@ -77,7 +81,7 @@ export const PLACE_NAME = /^[A-Za-z0-9._-]+~[A-Za-z0-9._-]+$/;
 
 /** The host directory's name: every character outside [A-Za-z0-9._-] becomes `_`. */
 export function hostDirName(host: string): string {
-  const safe = host.replace(/[^A-Za-z0-9._-]/g, "_");
+  const safe = replaceOthers(host, isNameChar, "_");
   return safe === "" || safe === "." || safe === ".." ? `_${safe}` : safe;
 }
 
@@ -119,12 +123,18 @@ let lastPlace: {
   name: string;
 } = { host: null, machineId: null, pidNs: null, os: null, name: "" };
 
-const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_");
+const safe = (s: string) => replaceOthers(s, isWordChar, "_");
+
+/** The inode of a pid namespace's link text, `pid:[<inode>]`; null for any other text. */
+export function nsInode(link: string): string | null {
+  const ok = link.startsWith("pid:[") && link.endsWith("]") && isDigits(link.slice(5, -1));
+  return ok ? link.slice(5, -1) : null;
+}
 
 function computePlaceDirName(place: Place): string {
   const host = hostDirName(place.host);
   if (!place.pidNs) return `${host}~${place.os ? safe(place.os) : "_"}`;
-  const ns = /^pid:\[(\d+)\]$/.exec(place.pidNs)?.[1] ?? safe(place.pidNs);
+  const ns = nsInode(place.pidNs) ?? safe(place.pidNs);
   const machine = place.machineId ? safe(place.machineId.slice(0, 16)) : "_";
   return `${host}~${machine}.${ns}`;
 }

@@ -6,6 +6,7 @@
  * Over 400 lines: the harness tables (names, packages, servers, resume commands) are one
  * description of each harness, beside the walks and the precedence that read them.
  */
+import { every, isDigit, isLetter, runEnd } from "../chars.ts";
 import { UsageError } from "../errors.ts";
 import {
   asProcess,
@@ -38,14 +39,47 @@ const PACKAGES: ReadonlyArray<readonly [agent: string, pkg: string]> = [
   ["opencode", "opencode-ai"],
 ];
 
-/** Interpreters whose first non-flag argument is the program actually running. */
-const RUNTIMES = /^(node|nodejs|bun|deno|python[0-9.]*|ruby|perl)(\.exe)?$/;
-const VERSION_NAME = /^v?\d+(\.\d+)+([-+][0-9A-Za-z.-]+)?$/;
 /**
- * A script's extension, matched on the lower-cased name: a case-insensitive (`/i`) regex costs
- * a hook about 3 ms of CPU at its first use (docs/performance.md).
+ * Interpreters whose first non-flag argument is the program actually running:
+ * `^(node|nodejs|bun|deno|python[0-9.]*|ruby|perl)(\.exe)?$`, read without a regex (src/chars.ts).
  */
-const SCRIPT_EXT = /\.(c?js|mjs|ts|py|rb|exe|cmd|bat)$/;
+export function isRuntime(name: string): boolean {
+  const bare = withoutExe(name);
+  return ["node", "nodejs", "bun", "deno", "ruby", "perl"].includes(bare) ||
+    (bare.startsWith("python") && every(bare, isDigitOrDot, 6));
+}
+
+const isDigitOrDot = (c: number) => isDigit(c) || c === 46;
+const withoutExe = (name: string) => name.endsWith(".exe") ? name.slice(0, -4) : name;
+
+/** A version's name, `^v?\d+(\.\d+)+([-+][0-9A-Za-z.-]+)?$` (`2.1.3`, `v0.61.0-rc.1`). */
+export function isVersionName(name: string): boolean {
+  const start = name.charCodeAt(0) === 118 /* v */ ? 1 : 0;
+  let at = runEnd(name, isDigit, start);
+  if (at === start) return false;
+  let dots = 0;
+  for (; name.charCodeAt(at) === 46 && isDigit(name.charCodeAt(at + 1)); dots++) {
+    at = runEnd(name, isDigit, at + 1);
+  }
+  if (dots === 0) return false;
+  if (at === name.length) return true;
+  const sign = name.charCodeAt(at);
+  return (sign === 45 || sign === 43) && at + 1 < name.length &&
+    every(name, isVersionTagChar, at + 1);
+}
+
+const isVersionTagChar = (c: number) => isDigit(c) || isLetter(c) || c === 46 || c === 45;
+
+/**
+ * A script's extension, matched on the lower-cased name (`\.(c?js|mjs|ts|py|rb|exe|cmd|bat)$`);
+ * no one is the end of another, so at most one matches.
+ */
+const SCRIPT_EXTS = [".cjs", ".mjs", ".js", ".ts", ".py", ".rb", ".exe", ".cmd", ".bat"];
+
+export function withoutScriptExt(name: string): string {
+  const ext = SCRIPT_EXTS.find((e) => name.endsWith(e));
+  return ext === undefined ? name : name.slice(0, -ext.length);
+}
 
 const byName = new Map<string, string>([...AGENTS.map((a) => [a, a] as const), ...ALIASES]);
 
@@ -57,9 +91,9 @@ function segments(path: string): string[] {
 /** The harness a path names: its base name, or for a versioned install, the folder it sits in. */
 function agentOfPath(path: string): string | null {
   const parts = segments(path);
-  const base = (parts.at(-1) ?? "").toLowerCase().replace(SCRIPT_EXT, "");
+  const base = withoutScriptExt((parts.at(-1) ?? "").toLowerCase());
   if (byName.has(base)) return byName.get(base)!;
-  if (VERSION_NAME.test(base) && parts.length >= 2) {
+  if (isVersionName(base) && parts.length >= 2) {
     // e.g. ~/.local/share/claude/versions/2.0.14
     const dir = parts.at(-2) === "versions" && parts.length >= 3 ? parts.at(-3)! : parts.at(-2)!;
     return byName.get(dir.toLowerCase()) ?? null;
@@ -106,11 +140,11 @@ function matchAgent(name: string | null, cmd: ProcessCommand): HarnessMatch | nu
   }
   const runtime = [cmd.exe, cmd.argv?.[0], name]
     .map((c) => (c ? (segments(c).at(-1) ?? "") : ""))
-    .find((b) => RUNTIMES.test(b));
+    .find(isRuntime);
   if (runtime && cmd.argv) {
     const script = cmd.argv.slice(1).find((a) => !a.startsWith("-"));
     const agent = script ? agentOfPath(script) : null;
-    if (agent) return { agent, runtime: runtime.replace(/\.exe$/, "") };
+    if (agent) return { agent, runtime: withoutExe(runtime) };
   }
   return null;
 }

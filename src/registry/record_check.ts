@@ -4,6 +4,7 @@
  */
 import { isPid } from "../process/pid.ts";
 import { parseTime } from "../time.ts";
+import { isLowerWord } from "../chars.ts";
 import type { SessionRecord } from "./record_format.ts";
 
 /** A parsed object's fields, as read (nothing about them checked yet). */
@@ -39,7 +40,7 @@ export function isRecord(o: Raw): boolean {
     (!("activity" in o) || isWorkingOr2MoreOrNull(o.activity)) &&
     (!("activity_at" in o) || isTimeOrNull(o.activity_at)) &&
     (!("open_tool_calls" in o) || okToolCallList(o.open_tool_calls)) &&
-    (!("os" in o) || isMatchOrNull(o.os));
+    (!("os" in o) || isWordTo32OrNull(o.os));
 }
 
 /**
@@ -102,7 +103,7 @@ export function recordFieldProblem(o: Raw): string | null {
   if ("open_tool_calls" in o && !(okToolCallList(o.open_tool_calls))) {
     return "invalid field: open_tool_calls";
   }
-  if ("os" in o && !(isMatchOrNull(o.os))) return "invalid field: os";
+  if ("os" in o && !(isWordTo32OrNull(o.os))) return "invalid field: os";
   return null;
 }
 
@@ -237,9 +238,9 @@ function isText1To256(x: unknown): boolean {
   return typeof x === "string" && x.length >= 1 && x.length <= 256;
 }
 
-/** a string matching /^[a-z0-9_]{1,32}$/ or null. */
-function isMatchOrNull(x: unknown): boolean {
-  return x === null || typeof x === "string" && /^[a-z0-9_]{1,32}$/.test(x);
+/** a string of 1 to 32 of [a-z0-9_] or null. */
+function isWordTo32OrNull(x: unknown): boolean {
+  return x === null || isLowerWord(x, 32);
 }
 
 /** The lifecycle fields of a session that has not ended, been parked or been planned for. */

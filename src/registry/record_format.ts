@@ -6,7 +6,7 @@
  */
 // Two lines, each of which fits: the declaration's building blocks, then its leaves.
 import { array, bool, constant, format, nullable, object, oneOf } from "../format/format.ts";
-import { optional, pattern, pid, str, time, type ValueOf, withSchema } from "../format/format.ts";
+import { lowerWord, optional, pid, str, time, type ValueOf, withSchema } from "../format/format.ts";
 import { ACTIVITIES, MAX_OPEN_TOOL_CALLS, MAX_TOOL_TEXT, PID_SOURCES } from "./record.ts";
 
 const INT = { type: "integer" };
@@ -94,7 +94,7 @@ export const SESSION_RECORD = format("session record", {
    * The OS that registered it (`Deno.build.os`): a record of another OS is another host's,
    * whatever its name. It goes into a place directory's name (layout.ts).
    */
-  os: optional(nullable(pattern(/^[a-z0-9_]{1,32}$/)), null),
+  os: optional(nullable(lowerWord(32)), null),
 });
 
 export type SessionRecord = ValueOf<typeof SESSION_RECORD>;

@@ -28,7 +28,7 @@ import {
   PLACES,
   recordName,
   SESSIONS,
-  STORED_NAME,
+  storedPid,
 } from "./layout.ts";
 import { ownSessionOf } from "./lifecycle.ts";
 import { type SessionRecord, validateRecord } from "./record.ts";
@@ -95,11 +95,11 @@ function badEntry(
  * unregister): it is simply not there any more.
  */
 export function readEntry(dir: string, dirName: string, name: string): Entry | null {
-  const m = STORED_NAME.exec(name);
-  if (!m) return null;
+  const filePid = storedPid(name);
+  if (filePid === 0) return null;
   const path = join(dir, name);
   const file = readSmallFile(path);
-  return file === null ? null : entryOf(path, Number(m[1]), dirName, file);
+  return file === null ? null : entryOf(path, filePid, dirName, file);
 }
 
 export function toRow(entry: Entry, judge: LivenessJudge, fresh = false): Row {

@@ -229,3 +229,61 @@ Deno.test({
     assertEquals([...stats], [`${session.pid}`]);
   },
 });
+
+Deno.test("activity runs no regex: V8 compiles each one again in every process (src/chars.ts)", async (t) => {
+  await using home = await tempDir();
+  await using session = spawnSleeper();
+  const h = ["--home", home.path];
+  const reg = await new Deno.Command(Deno.execPath(), {
+    args: cliArgs(["register", "--pid", `${session.pid}`, "-q", ...h]),
+    env: cleanEnv(),
+    clearEnv: true,
+  }).output();
+  assertEquals(reg.code, 0);
+  // Every regex match goes through RegExp.prototype.exec once it is replaced (test, replace,
+  // split and match all call it): the call is counted, then main.ts runs as a hook runs it.
+  const entry = `${home.path}/count_regexes.ts`;
+  Deno.writeTextFileSync(
+    entry,
+    `const exec = RegExp.prototype.exec;
+const seen: string[] = [];
+RegExp.prototype.exec = function (this: RegExp, s: string) {
+  seen.push(String(this));
+  return exec.call(this, s);
+};
+const { main } = await import(${JSON.stringify(`${ROOT}main.ts`)});
+const code = await main(Deno.args);
+console.log(JSON.stringify({ code, seen }));
+`,
+  );
+  // As the recipes call it (src/hooks/recipes.ts): quiet, the tool call's id from the hook's
+  // JSON on stdin, and with no --pid the walk up the caller's ancestors (none is a harness).
+  const pid = ["--pid", `${session.pid}`];
+  const input = JSON.stringify({ session_id: "s1", tool_use_id: "t1", tool_name: "Bash" });
+  const calls: [string, string[], string][] = [
+    ["working", ["activity", "working", ...pid, "-q", ...h], ""],
+    ["--tool-start -", ["activity", "--tool-start", "-", ...pid, "-q", ...h], input],
+    ["--tool-end -", ["activity", "--tool-end", "-", ...pid, "-q", ...h], input],
+    ["idle, no --pid", ["activity", "idle", "-q", ...h], ""],
+  ];
+  for (const [name, args, stdin] of calls) {
+    await t.step(name, async () => {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", "--quiet", "--allow-all", entry, ...args],
+        env: cleanEnv(),
+        clearEnv: true,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const writer = child.stdin.getWriter();
+      await writer.write(new TextEncoder().encode(stdin));
+      await writer.close();
+      const out = await child.output();
+      const text = new TextDecoder().decode(out.stdout);
+      const { code, seen } = JSON.parse(text.slice(text.lastIndexOf("{")));
+      assertEquals(code, 0, new TextDecoder().decode(out.stderr));
+      assertEquals(seen, []);
+    });
+  }
+});

@@ -124,6 +124,9 @@ Deno.test("parseStatus", () => {
   const text = "Name:\tdeno\nState:\tS (sleeping)\nTgid:\t4242\nPid:\t4250\nThreads:\t7\n";
   assertEquals(parseStatus(text), { tgid: 4242, threads: 7 });
   assertEquals(parseStatus("Name: x\n"), { tgid: null, threads: null });
+  // Line by line: a value with more than digits is none, and PTgid: is not Tgid:.
+  assertEquals(parseStatus("PTgid:\t1\nTgid:  12\nThreads:\t7 x\n"), { tgid: 12, threads: null });
+  assertEquals(parseStatus("Tgid:\t\nThreads:\t-1"), { tgid: null, threads: null });
 });
 
 Deno.test("small /proc parsers", async (t) => {
@@ -273,6 +276,9 @@ Deno.test("time namespaces: the reader's boottime offset comes off the start tok
   assertEquals(parseBoottimeOffset("boottime -2 500000000\n"), -150n);
   assertEquals(parseBoottimeOffset("monotonic 0 0\nboottime 0 0\n"), 0n);
   assertEquals(parseBoottimeOffset(""), 0n);
+  assertEquals(parseBoottimeOffset("boottime\t 3 \t0  \n"), 300n);
+  assertEquals(parseBoottimeOffset("boottime 1 2 3\nboottime 2 0\n"), 200n); // the first whole line
+  assertEquals(parseBoottimeOffset("boottimex 1 0\nboottime -x 0\nboottime 1 -1\n"), 0n);
   assertEquals(normaliseStartTime("491425", 100_000n), "391425");
   assertEquals(normaliseStartTime("391425", 0n), "391425");
   // Read in a namespace whose negative offset passes the process's start: wrapped, no token.

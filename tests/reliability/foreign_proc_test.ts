@@ -36,6 +36,10 @@ Deno.test("procShowsOwnNs: only a /proc that proves it is the reader's namespace
   assert(procShowsOwnNs("42", status(null), 42), "before Linux 4.1: self and Pid agree");
   assert(!procShowsOwnNs("42", status(null).replace("Pid:\t42", "Pid:\t43"), 42));
   assert(!procShowsOwnNs("", status("42"), 42));
+  assert(procShowsOwnNs("42", status(" 42 \t"), 42), "blanks around the one entry");
+  assert(!procShowsOwnNs("42", status("42 7"), 42), "two entries split by a space");
+  assert(procShowsOwnNs("42", status(null).replace("Pid:\t42", "Pid:\t42 \t"), 42));
+  assert(!procShowsOwnNs("42", status(null).replace("Pid:\t42", "Pid:\t42x"), 42));
 });
 
 const ENV = { ...cleanEnv(), NO_COLOR: "1" };
