@@ -3,6 +3,7 @@
  * device put in its place: the one opener beneath src/fs's careful reads and the Linux
  * backend's reads of /proc and /etc/machine-id (which src/process, below src/fs, needs too).
  */
+import { decodeUtf8 } from "./utf8.ts";
 
 /**
  * Opens `path` only as the regular file `judged` describes (the caller's lstat, or stat for a
@@ -66,7 +67,6 @@ const MAX_TEXT = 1 << 20;
 /** readRegularText's buffer: enough for /proc/self/status and most mountinfo tables. */
 const TEXT_BUF = 16 * 1024;
 let textBuf: Uint8Array | undefined;
-const textDecoder = new TextDecoder();
 
 /**
  * The text of the regular file at `path` (links followed: /proc/self is one), or null where
@@ -96,7 +96,7 @@ export function readRegularText(path: string, maxBytes = MAX_TEXT): string | nul
       if (got === null || got === 0) break;
       n += got;
     }
-    return n > maxBytes ? null : textDecoder.decode(buf.subarray(0, n));
+    return n > maxBytes ? null : decodeUtf8(buf.subarray(0, n));
   } catch {
     return null;
   }

@@ -15,8 +15,7 @@ import { DECLARED_SESSION_VARS } from "../registry/session_id.ts";
 import { envVar } from "../env.ts";
 import type { Parsed } from "./args.ts";
 import { printableLines, terminalJson } from "./terminal.ts";
-
-const encoder = new TextEncoder();
+import { encodeUtf8 } from "../utf8.ts";
 
 /**
  * Writes a line for a person or a program. A reader that has gone away (`roster check X |
@@ -33,7 +32,7 @@ class Output {
   }
 
   write(text: string) {
-    this.bytes(encoder.encode(text.endsWith("\n") ? text : text + "\n"));
+    this.bytes(encodeUtf8(text.endsWith("\n") ? text : text + "\n"));
   }
 
   /** Bytes as they are (streamed output: `list` and `prune` write in chunks). */

@@ -1,8 +1,9 @@
 /**
  * The byte loops under every read and write: a write is done only when all of it is written,
- * a read only when its buffer is full, the file ends, or enough is in. No imports: main.ts
- * writes its errors through it on every call.
+ * a read only when its buffer is full, the file ends, or enough is in. Only the base's encoder
+ * imported: main.ts writes its errors through it on every call.
  */
+import { encodeUtf8 } from "../utf8.ts";
 
 /** Anything bytes are written to: a file, stdout, stderr. */
 export interface ByteSink {
@@ -14,11 +15,9 @@ export interface ByteSource {
   readSync(p: Uint8Array): number | null;
 }
 
-const encoder = new TextEncoder();
-
 /** Writes all of `data` (text as UTF-8): a short write is followed by the rest. */
 export function writeAll(sink: ByteSink, data: Uint8Array | string) {
-  const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  const bytes = typeof data === "string" ? encodeUtf8(data) : data;
   let off = 0;
   while (off < bytes.length) off += sink.writeSync(bytes.subarray(off));
 }

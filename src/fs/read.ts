@@ -9,6 +9,7 @@ import { readFully } from "./io.ts";
 import type { FileResult } from "./result.ts";
 import { untrustedFile } from "./private.ts";
 import { openJudged } from "../open_file.ts";
+import { decodeUtf8 } from "../utf8.ts";
 
 /** The opener beneath every careful read (src/open_file.ts: the one there is). */
 export { openJudged };
@@ -16,7 +17,6 @@ export { openJudged };
 /** The default cap of a small file: 64 KiB. */
 const MAX_SMALL_FILE = 64 * 1024;
 
-const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 const uid = Deno.build.os === "windows" ? null : Deno.uid();
 
 function errText(err: unknown): string {
@@ -87,7 +87,7 @@ function readSmallFileOnce(path: string, maxBytes: number): FileResult<string> |
   }
   if (bytes.length > maxBytes) return bad(`larger than ${maxBytes} bytes`);
   try {
-    return { ok: true, value: decoder.decode(bytes), mtimeMs };
+    return { ok: true, value: decodeUtf8(bytes, { fatal: true }), mtimeMs };
   } catch {
     return bad("not valid UTF-8");
   }

@@ -37,6 +37,7 @@ import {
 } from "./linux_proc.ts";
 import { readRegularText } from "../open_file.ts";
 import { every, isLowerHex } from "../chars.ts";
+import { encodeUtf8 } from "../utf8.ts";
 
 /** The most of /proc/self/mountinfo read: a host of many containers has thousands of mounts. */
 const MAX_MOUNTINFO = 16 << 20;
@@ -224,7 +225,7 @@ export function linuxBackend(procRoot = "/proc", ownProc?: () => boolean) {
   }
 
   /** `<procRoot>/`, then a pid's digits and `/stat` and a NUL: the path libc opens. */
-  const statPrefix = new TextEncoder().encode(`${procRoot}/`);
+  const statPrefix = encodeUtf8(`${procRoot}/`);
   const statPath = new Uint8Array(statPrefix.length + 32);
   statPath.set(statPrefix);
 

@@ -3,6 +3,7 @@
  * roster needs of it, or null for anything of another shape. Tested alone, on fixtures
  * (tests/process/linux_test.ts); the backend that reads /proc with them is ./linux.ts.
  */
+import { decodeUtf8, encodeUtf8 } from "../utf8.ts";
 import { every, isBlank, isDigit, isDigits, lineValue, runEnd, splitBlanks } from "../chars.ts";
 
 /** Clock ticks per second as seen by user space (USER_HZ): 100 on every mainstream arch. */
@@ -22,7 +23,7 @@ export interface StatFields {
  * the bench hold text). Returns null for anything that does not have the expected shape.
  */
 export function parseStat(text: string): StatFields | null {
-  const bytes = new TextEncoder().encode(text);
+  const bytes = encodeUtf8(text);
   return parseStatBytes(bytes, bytes.length);
 }
 
@@ -36,8 +37,7 @@ export function parseBtime(text: string): number | null {
 
 /** Splits /proc/<pid>/cmdline (NUL-separated, usually NUL-terminated). */
 export function parseCmdline(bytes: Uint8Array): string[] {
-  const text = new TextDecoder().decode(bytes);
-  const parts = text.split("\0");
+  const parts = decodeUtf8(bytes).split("\0");
   if (parts.length > 0 && parts[parts.length - 1] === "") parts.pop();
   return parts;
 }
@@ -161,9 +161,6 @@ export function isDeadState(state: string): boolean {
   return state === "Z" || state === "X" || state === "x";
 }
 
-/** For a field that is not ASCII: keeps a leading BOM, as a decode of the whole line does. */
-const commDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
-
 const SPACE = 32;
 const OPEN_PAREN = 40;
 const CLOSE_PAREN = 41;
@@ -209,7 +206,7 @@ export function parseStatBytes(buf: Uint8Array, n: number): StatFields | null {
   if (close + 1 < n && buf[close + 1] > 0x7f) {
     at = close + 1;
     while (at < n && buf[at] > 0x7f) at++;
-    if (commDecoder.decode(buf.subarray(close + 1, at)).length !== 1) return null;
+    if (fieldText(buf, close + 1, at).length !== 1) return null;
   }
   let e0 = 0, e1 = 0, e18 = 0, e19 = 0;
   let count = 0;
@@ -234,25 +231,21 @@ export function parseStatBytes(buf: Uint8Array, n: number): StatFields | null {
   for (let i = e18 + 1; i < e19; i++) if (!isDigitByte(buf[i])) return null;
   return {
     pid,
-    comm: latin1OrUtf8(buf, open + 2, close),
+    comm: fieldText(buf, open + 2, close),
     state: String.fromCharCode(buf[at]),
     ppid,
     starttime: e19 - e18 - 1 <= 15 && (buf[e18 + 1] !== 48 || e19 === e18 + 2)
       ? String(digitsValue(buf, e18 + 1, e19))
-      : latin1OrUtf8(buf, e18 + 1, e19),
+      : fieldText(buf, e18 + 1, e19),
   };
 }
 
 /** buf[from, to) as Number() reads its text: straight from the bytes when it is plain digits. */
 function numberAt(buf: Uint8Array, from: number, to: number): number {
-  return shortDigits(buf, from, to)
-    ? digitsValue(buf, from, to)
-    : Number(latin1OrUtf8(buf, from, to));
+  return shortDigits(buf, from, to) ? digitsValue(buf, from, to) : Number(fieldText(buf, from, to));
 }
 
-/** buf[from, to) as text: ASCII straight from the bytes, else decoded as UTF-8. */
-function latin1OrUtf8(buf: Uint8Array, from: number, to: number): string {
-  const bytes = buf.subarray(from, to);
-  for (let i = 0; i < bytes.length; i++) if (bytes[i] > 0x7f) return commDecoder.decode(bytes);
-  return String.fromCharCode.apply(null, bytes as unknown as number[]);
+/** buf[from, to) as text; a field keeps a leading BOM, as a decode of the whole line does. */
+function fieldText(buf: Uint8Array, from: number, to: number): string {
+  return decodeUtf8(buf.subarray(from, to), { ignoreBOM: true });
 }

@@ -20,6 +20,7 @@ import {
   runEnd,
 } from "../chars.ts";
 import { isPidText, PID_TEXT } from "../identity/pid.ts";
+import { encodeUtf8 } from "../utf8.ts";
 
 /** Record files are `<pid>.json`; everything else in a host directory is ignored. */
 export const RECORD_NAME = new RegExp(`^(${PID_TEXT})\\.json$`);
@@ -199,7 +200,7 @@ export function hostDir(home: string, host: string): string {
  * (lifecycle.ts endedName), so the two cannot collide.
  */
 export function sessionKey(sessionId: string): string {
-  const bytes = new TextEncoder().encode(sessionId);
+  const bytes = encodeUtf8(sessionId);
   const fnv = (basis: bigint) => {
     let h = basis;
     for (const b of bytes) h = BigInt.asUintN(64, (h ^ BigInt(b)) * 0x100000001b3n);

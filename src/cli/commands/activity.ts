@@ -6,6 +6,7 @@ import { EnvEncodingError, envVar } from "../../env.ts";
 import { RosterError, UsageError } from "../../errors.ts";
 import { requireOwnProc } from "../../identity/liveness.ts";
 import { readUpTo } from "../../fs/io.ts";
+import { decodeUtf8 } from "../../utf8.ts";
 import { locateOwner, NoOwnerError } from "../../registry/owner.ts";
 import { type Activity, type ActivityChange, MAX_TOOL_TEXT } from "../../registry/record.ts";
 import { recordActivity } from "../../registry/store_activity.ts";
@@ -44,7 +45,7 @@ function readStdin(): string {
       return null;
     }
   };
-  return new TextDecoder().decode(readUpTo(read, MAX_INPUT - 1));
+  return decodeUtf8(readUpTo(read, MAX_INPUT - 1));
 }
 
 /** The top-level string fields a hook's input names its session and tool call by. */
