@@ -174,7 +174,15 @@ export interface Owner {
   inner: boolean;
 }
 
-type Located = Omit<Owner, "verified"> & { verified: () => boolean };
+/**
+ * An owner with its questions asked only when wanted: `verified` walks the caller's ancestors,
+ * `harness` reads the process's executable and command line (activity asks it only where the
+ * session's own record does not answer first).
+ */
+type Located = Omit<Owner, "verified" | "harness"> & {
+  verified: () => boolean;
+  harness: () => HarnessMatch | null;
+};
 
 interface OwnerInput {
   flagPid?: string;
@@ -275,7 +283,7 @@ function parentOf(backend: ProcessBackend, input: OwnerInput): number | null {
  */
 export function resolveOwner(input: OwnerInput, backend: ProcessBackend): Owner {
   const { pid, source, verified, harness, inner } = locateOwner(input, backend);
-  return { pid, source, verified: verified(), harness, inner };
+  return { pid, source, verified: verified(), harness: harness(), inner };
 }
 
 /**
@@ -299,12 +307,14 @@ export function locateOwner(input: OwnerInput, backend: ProcessBackend): Located
     }
     const info = p.kind === "exists" ? p.info : null;
     const name = info?.name ?? null;
-    const harness = matchHarness(name, backend.command(pid));
+    let match: HarnessMatch | null | undefined;
+    const harness = () =>
+      match === undefined ? match = matchHarness(name, backend.command(pid)) : match;
     // Init (pid 1) is every process's ancestor, so being one proves nothing, unless it is a
     // harness itself (an agent run as a container's first process).
     const verified = () => {
       if (pid === input.selfPid) return true;
-      if (pid <= 1 && harness === null) return false;
+      if (pid <= 1 && harness() === null) return false;
       const up = parent();
       return up !== null && isAncestor(backend, up, pid, info?.startedAtMs ?? null);
     };
@@ -321,7 +331,7 @@ function ancestorOwner(
   inner: boolean,
 ): Located {
   const { pid } = near.info;
-  return { pid, source: "ancestor", verified: () => true, harness: near.harness, inner };
+  return { pid, source: "ancestor", verified: () => true, harness: () => near.harness, inner };
 }
 
 /**

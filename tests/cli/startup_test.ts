@@ -202,7 +202,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "activity --pid touches the session's record without walking the caller's ancestors",
+  name: "activity --pid touches the session's record, walking no ancestor and matching no harness",
   // strace is installed by .ci/setup.d/strace.sh; on Linux its absence fails the test.
   ignore: Deno.build.os !== "linux",
   async fn() {
@@ -216,7 +216,7 @@ Deno.test({
     }).output();
     assertEquals(reg.code, 0);
     const args = ["activity", "working", "--pid", `${session.pid}`, "-q", ...h];
-    const lines = await traced(args, `${home.path}/strace.log`);
+    const lines = await traced(args, `${home.path}/strace.log`, "trace=open,openat,readlink");
     const stats = new Set<string>();
     for (const line of lines) {
       const m = /"\/proc\/(\d+)\/stat"/.exec(line);
@@ -227,6 +227,10 @@ Deno.test({
     // needs no walk, nor the caller's parent where one starts.
     assert(stats.has(`${session.pid}`), `${[...stats]}`);
     assertEquals([...stats], [`${session.pid}`]);
+    // Its own record says it is no shared server: its executable and command line, which
+    // would say so, are not read.
+    const harness = lines.filter((l) => /"\/proc\/\d+\/(exe|cmdline)"/.test(l));
+    assertEquals(harness, []);
   },
 });
 

@@ -125,10 +125,13 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     if (err instanceof UsageError) throw new RosterError(err.message);
     throw err;
   }
-  let sessionId: string | null = null;
-  if (owner.harness?.hosted) {
+  // The session's own record first: register files every session but a shared server's as
+  // `<pid>.json`, so where that is this process's record, the pid is no server and its
+  // executable and command line need not be read and matched (owner.harness) on every hook.
+  let result = await recordActivity(ctx.home, ctx.host, judge, owner.pid, null, change);
+  if (result.outcome !== "recorded" && owner.harness()?.hosted) {
     const flag = args.get("session-id");
-    sessionId = flag === "-" ? field(input(), "session_id") : flag || null;
+    const sessionId = flag === "-" ? field(input(), "session_id") : flag || null;
     if (sessionId === null) {
       return nothing(
         `pid ${owner.pid} is a shared server hosting many sessions; pass --session-id`,
@@ -136,8 +139,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
         owner.pid,
       );
     }
+    result = await recordActivity(ctx.home, ctx.host, judge, owner.pid, sessionId, change);
   }
-  const result = await recordActivity(ctx.home, ctx.host, judge, owner.pid, sessionId, change);
   if (result.outcome === "no-record") {
     return nothing(`no record for pid ${owner.pid}`, "no-record", owner.pid);
   }
