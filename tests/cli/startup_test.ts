@@ -158,6 +158,16 @@ Deno.test({
   },
 });
 
+/** Registers the session `pid` in the home `h` names (`--home DIR`), as its start hook would. */
+async function register(pid: number, h: string[]) {
+  const reg = await new Deno.Command(Deno.execPath(), {
+    args: cliArgs(["register", "--pid", `${pid}`, "-q", ...h]),
+    env: cleanEnv(),
+    clearEnv: true,
+  }).output();
+  assertEquals(reg.code, 0);
+}
+
 /** The lines of an strace of one roster call, `trace` the syscalls traced. */
 async function traced(args: string[], log: string, trace = "trace=open,openat"): Promise<string[]> {
   const out = await new Deno.Command("strace", {
@@ -180,12 +190,7 @@ Deno.test({
     await using home = await tempDir();
     await using session = spawnSleeper();
     const h = ["--home", home.path];
-    const reg = await new Deno.Command(Deno.execPath(), {
-      args: cliArgs(["register", "--pid", `${session.pid}`, "-q", ...h]),
-      env: cleanEnv(),
-      clearEnv: true,
-    }).output();
-    assertEquals(reg.code, 0);
+    await register(session.pid, h);
     const record = `/${session.pid}.json"`;
     const reads = (lines: string[]) =>
       lines.filter((l) => l.includes(record) && !l.includes("ENOENT")).length;
@@ -209,12 +214,7 @@ Deno.test({
     await using home = await tempDir();
     await using session = spawnSleeper();
     const h = ["--home", home.path];
-    const reg = await new Deno.Command(Deno.execPath(), {
-      args: cliArgs(["register", "--pid", `${session.pid}`, "-q", ...h]),
-      env: cleanEnv(),
-      clearEnv: true,
-    }).output();
-    assertEquals(reg.code, 0);
+    await register(session.pid, h);
     const args = ["activity", "working", "--pid", `${session.pid}`, "-q", ...h];
     const lines = await traced(args, `${home.path}/strace.log`, "trace=open,openat,readlink");
     const stats = new Set<string>();
@@ -238,12 +238,7 @@ Deno.test("activity runs no regex: V8 compiles each one again in every process (
   await using home = await tempDir();
   await using session = spawnSleeper();
   const h = ["--home", home.path];
-  const reg = await new Deno.Command(Deno.execPath(), {
-    args: cliArgs(["register", "--pid", `${session.pid}`, "-q", ...h]),
-    env: cleanEnv(),
-    clearEnv: true,
-  }).output();
-  assertEquals(reg.code, 0);
+  await register(session.pid, h);
   // Every regex match goes through RegExp.prototype.exec once it is replaced (test, replace,
   // split and match all call it): the call is counted, then main.ts runs as a hook runs it.
   const entry = `${home.path}/count_regexes.ts`;
