@@ -110,8 +110,15 @@ export function permissionsFor(target: Target): string[] {
  * --max-semi-space-size caps V8's young generation (MiB per semi-space): by default it grows to
  * 16 MiB over a long `list` or `prune`, so peak memory followed the store's size; capped, it is
  * bounded by a row (docs/performance.md, "Memory"). A hook allocates far less than the cap.
+ * --baseline-batch-compilation-threshold is how much warm bytecode V8 queues before Sparkplug
+ * compiles it, 4 KiB by default: every hook queued 13 to 53 KiB and paid for compiling it (about
+ * 0.8 ms of activity's CPU), to run a few more calls of it. At 64 KiB no hook call reaches a
+ * batch (tests/scripts/bundle_test.ts), while `list` and `prune` queue hundreds of KiB early and
+ * compile them as before: the same CPU at 1,000 to 100,000 records (docs/performance.md fix 19).
  */
-export const V8_FLAGS = ["--v8-flags=--no-lazy,--max-semi-space-size=2"];
+export const V8_FLAGS = [
+  "--v8-flags=--no-lazy,--max-semi-space-size=2,--baseline-batch-compilation-threshold=65536",
+];
 
 /**
  * deno compile's arguments, run in the bundle's directory: its main.js, every other chunk with

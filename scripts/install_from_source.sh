@@ -39,7 +39,7 @@ else
   cat >"$tmp" <<EOF
 #!/bin/sh
 # Written by scripts/install_from_source.sh --bundle: the pinned Deno, by its path, runs the bundle.
-exec '$deno' run --allow-all --v8-flags=--no-lazy,--max-semi-space-size=2 --no-config '$root/dist/bundle/main.js' "\$@"
+exec '$deno' run --allow-all --v8-flags=--no-lazy,--max-semi-space-size=2,--baseline-batch-compilation-threshold=65536 --no-config '$root/dist/bundle/main.js' "\$@"
 EOF
   chmod 755 "$tmp"
   mv -f -- "$tmp" "$dir/roster"

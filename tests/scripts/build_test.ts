@@ -158,7 +158,10 @@ Deno.test("every way of running roster carries the binaries' V8 flags", async ()
   // roster with another memory bound (--max-semi-space-size) than the one measured and shipped.
   assertEquals(V8_FLAGS.length, 1);
   const [flag] = V8_FLAGS;
-  assertMatch(flag, /^--v8-flags=--no-lazy,--max-semi-space-size=\d+$/);
+  assertMatch(
+    flag,
+    /^--v8-flags=--no-lazy,--max-semi-space-size=\d+,--baseline-batch-compilation-threshold=\d+$/,
+  );
   for (const file of ["deno.json", "scripts/roster", "scripts/install_from_source.sh"]) {
     const text = await Deno.readTextFile(new URL(file, ROOT));
     const found = text.match(/--v8-flags=\S+/g) ?? [];

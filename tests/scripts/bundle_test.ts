@@ -332,6 +332,59 @@ Deno.test({
     });
 
     await t.step(
+      "no hook call queues enough warm code for V8 to compile a Sparkplug batch",
+      async () => {
+        // V8_FLAGS' --baseline-batch-compilation-threshold: a batch compiled would cost the call
+        // its compilation for a few faster calls; V8 traces each batch it compiles on stdout.
+        const [flags] = V8_FLAGS;
+        const traced = `${flags},--trace-baseline-batch-compilation`;
+        await run(
+          Deno.execPath(),
+          cliArgs(["register", "--pid", `${session.pid}`, "-q", ...h]),
+          env(),
+        );
+        const calls = [
+          ["register", "--pid", `${other.pid}`, "-q", ...h],
+          ["activity", "--tool-start", "t1", "--pid", `${session.pid}`, "-q", ...h],
+          ["activity", "idle", "--tool-end", "t1", "--pid", `${session.pid}`, "-q", ...h],
+          ["check", `${session.pid}`, ...h],
+          ["whoami", ...h],
+          ["continuation-check", "--key", "k", ...h],
+          ["unregister", "--pid", `${other.pid}`, "-q", ...h],
+        ];
+        for (const args of calls) {
+          // Twice: the first writes the code cache for these flags, the second runs as a hook does.
+          for (const _ of [1, 2]) {
+            const r = await run(
+              Deno.execPath(),
+              ["run", "--quiet", ...PERMS, traced, `${b}/${ENTRY}`, ...args],
+              env(),
+            );
+            const batches = r.stdout.split("\n").filter((l) =>
+              l.includes("Compiling current batch")
+            );
+            assertEquals(batches, [], args.join(" "));
+          }
+        }
+        // The trace is there to be read: with the default threshold, activity compiles batches.
+        const plain = flags.replace(/,--baseline-batch-compilation-threshold=\d+/, "");
+        const r = await run(
+          Deno.execPath(),
+          [
+            "run",
+            "--quiet",
+            ...PERMS,
+            `${plain},--trace-baseline-batch-compilation`,
+            `${b}/${ENTRY}`,
+            ...calls[1],
+          ],
+          env(),
+        );
+        assertMatch(r.stdout, /Compiling current batch/);
+      },
+    );
+
+    await t.step(
       "check reads main.js, its own chunks and Linux's, no other command's",
       async () => {
         await run(
