@@ -162,11 +162,7 @@ export async function roster(args: string[], opts: CliOptions = {}): Promise<Cli
     child,
     timeoutMs,
     `roster ${args.join(" ")}`,
-    opts.stdin === undefined ? undefined : async () => {
-      const w = child.stdin.getWriter();
-      await w.write(new TextEncoder().encode(opts.stdin));
-      await w.close();
-    },
+    opts.stdin === undefined ? undefined : () => writeStdin(child, opts.stdin!),
   );
   const dec = new TextDecoder();
   const result = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
@@ -177,28 +173,40 @@ export async function roster(args: string[], opts: CliOptions = {}): Promise<Cli
   return result;
 }
 
-/** Runs a program to completion (no stdin, only `env` in its environment) and collects its output. */
+/**
+ * Runs a program to completion (only `env` in its environment; `stdin` written to it, else none)
+ * and collects its output; one that outlasts `boundMs`, when given, is killed and throws.
+ */
 export async function run(
   cmd: string,
   args: string[],
   env: Record<string, string>,
   cwd?: string,
   boundMs?: number,
+  stdin?: string,
 ): Promise<CliResult> {
   const child = new Deno.Command(cmd, {
     args,
     env,
     clearEnv: true,
     cwd,
-    stdin: "null",
+    stdin: stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const out = boundMs === undefined
+  const feed = stdin === undefined ? undefined : () => writeStdin(child, stdin);
+  const out = boundMs === undefined && feed === undefined
     ? await child.output()
-    : await outputWithin(child, boundMs, [cmd, ...args].join(" "));
+    : await outputWithin(child, boundMs ?? DEFAULT_TIMEOUT_MS, [cmd, ...args].join(" "), feed);
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** Writes `text` to `child`'s stdin and closes it. */
+async function writeStdin(child: Deno.ChildProcess, text: string) {
+  const w = child.stdin.getWriter();
+  await w.write(new TextEncoder().encode(text));
+  await w.close();
 }
 
 /**

@@ -4,7 +4,15 @@
  * the roster source files it opens are checked (issue 16: load only what the command needs).
  */
 import { assert, assertEquals } from "../assert.ts";
-import { cleanEnv, cliArgs, ROOT, spawnSleeper, tempDir } from "../helpers.ts";
+import {
+  cleanEnv,
+  cliArgs,
+  DEFAULT_TIMEOUT_MS,
+  ROOT,
+  run,
+  spawnSleeper,
+  tempDir,
+} from "../helpers.ts";
 
 /**
  * The roster source files (paths under src/) a call opened, the paths under `home` it looked
@@ -267,21 +275,16 @@ console.log(JSON.stringify({ code, seen }));
   ];
   for (const [name, args, stdin] of calls) {
     await t.step(name, async () => {
-      const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", "--quiet", "--allow-all", entry, ...args],
-        env: cleanEnv(),
-        clearEnv: true,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      const writer = child.stdin.getWriter();
-      await writer.write(new TextEncoder().encode(stdin));
-      await writer.close();
-      const out = await child.output();
-      const text = new TextDecoder().decode(out.stdout);
-      const { code, seen } = JSON.parse(text.slice(text.lastIndexOf("{")));
-      assertEquals(code, 0, new TextDecoder().decode(out.stderr));
+      const out = await run(
+        Deno.execPath(),
+        ["run", "--quiet", "--allow-all", entry, ...args],
+        cleanEnv(),
+        undefined,
+        DEFAULT_TIMEOUT_MS,
+        stdin,
+      );
+      const { code, seen } = JSON.parse(out.stdout.slice(out.stdout.lastIndexOf("{")));
+      assertEquals(code, 0, out.stderr);
       assertEquals(seen, []);
     });
   }
