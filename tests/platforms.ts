@@ -36,6 +36,8 @@ export const EVERYWHERE: readonly string[] = [
   "tests/cli/json_element_test.ts",
   "tests/fs/private_test.ts",
   "tests/identity/host_test.ts",
+  "tests/chars_test.ts",
+  "tests/utf8_test.ts",
 ];
 
 /** Tests written for Windows: real kernel32, Windows file modes, the CLI end to end. */
