@@ -1,9 +1,10 @@
 /**
- * Bytes as text, for what a hook's call reads, and text as bytes. A process's first TextDecoder and first
- * decode cost it about 0.5 ms of CPU (Deno compiles their WebIDL glue on first use), and a
- * JavaScript loop over the bytes costs more (V8 compiles a hot loop), so the ASCII a hook reads
- * (/proc files, the machine id, a record) is made a string by builtins; any other text, and all
- * text once a process has decoded ASCII_BUDGET bytes (list, prune), by a TextDecoder.
+ * Bytes as text, for what a hook's call reads, and text as bytes. A process's first TextDecoder
+ * costs it about 0.25 ms of CPU to build and first decode with (Deno compiles their WebIDL glue
+ * on first use), and a JavaScript loop over the bytes costs more (V8 compiles a hot loop), so the
+ * ASCII a hook reads (/proc files, the machine id, a record) is made a string by builtins; any
+ * other text, and all text once a process has decoded ASCII_BUDGET bytes (list, prune), by a
+ * TextDecoder.
  */
 
 /** What a hook decodes is far less (about 5 KiB for `activity`); `list` passes it at once. */

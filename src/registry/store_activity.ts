@@ -26,7 +26,8 @@ export type ActivityOutcome =
  * matches the process now): the late hook of a session that has gone never writes into the
  * record of a newer one that got its pid. The lock is held alone, so the read-change-write
  * never interleaves with another activity hook (parallel tool calls) or a register (which
- * holds it shared and carries these fields over on a refresh).
+ * holds it shared and carries these fields over on a refresh). `own` says which verdicts make
+ * the record this process's (default: its start token matches, or it has none to compare).
  */
 export async function recordActivity(
   home: string,
@@ -36,6 +37,7 @@ export async function recordActivity(
   hostedSession: string | null,
   change: ActivityChange,
   now = Date.now(),
+  own: (reason: string) => boolean = (r) => r === "running" || r === "pid-only",
 ): Promise<ActivityOutcome> {
   const root = openStore(home, false);
   if (root === null) return { outcome: "no-record", row: null };
@@ -49,8 +51,7 @@ export async function recordActivity(
       if (entry === null) return { outcome: "no-record", row: null };
       if (!entry.ok) return { outcome: "not-this-process", row: null };
       const verdict = judge.verdict(entry.record, true);
-      const own = verdict.reason === "running" || verdict.reason === "pid-only";
-      if (!own) {
+      if (!own(verdict.reason)) {
         return {
           outcome: "not-this-process",
           row: recordRow(entry.record, verdict, entry.path),

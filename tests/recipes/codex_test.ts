@@ -135,6 +135,32 @@ Deno.test({
       assertEquals((await activity())[0], ["thread-a", "idle", []]);
     });
 
+    await t.step(
+      "a token-less <pid>.json beside the server's sessions takes none of their activity",
+      async () => {
+        // A record with no start token is its pid's whatever holds the pid now, so it proves
+        // nothing of the server: the hook asks what the process is, and writes to its session.
+        const [PROMPT] = hookCommands(recipe("codex"), "UserPromptSubmit");
+        const [a] = (await rows()).filter((r) => r.session_id === "thread-a");
+        const plain = `${a.path!.slice(0, a.path!.lastIndexOf("/"))}/${server.pid}.json`;
+        const stale = { ...JSON.parse(Deno.readTextFileSync(a.path!)) };
+        Object.assign(stale, { start_token: null, hosted: false, session_id: "old-session" });
+        Deno.writeTextFileSync(plain, JSON.stringify(stale, null, 2) + "\n", { mode: 0o600 });
+        try {
+          const r = await server.hook(PROMPT, input("thread-b", "UserPromptSubmit"));
+          assertEquals([r.code, r.stdout, r.stderr], [0, "", ""]);
+          const now = (await rows()).map((x) => [x.session_id, x.activity]).sort();
+          assertEquals(now, [
+            ["old-session", "idle"],
+            ["thread-a", "idle"],
+            ["thread-b", "working"],
+          ]);
+        } finally {
+          Deno.removeSync(plain);
+        }
+      },
+    );
+
     await t.step("a start hook with no session id cannot say which session: exit 2", async () => {
       const r = await server.hook(START, "{}");
       assertEquals(r.code, 2);

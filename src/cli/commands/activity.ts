@@ -126,9 +126,21 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     throw err;
   }
   // The session's own record first: register files every session but a shared server's as
-  // `<pid>.json`, so where that is this process's record, the pid is no server and its
-  // executable and command line need not be read and matched (owner.harness) on every hook.
-  let result = await recordActivity(ctx.home, ctx.host, judge, owner.pid, null, change);
+  // `<pid>.json`, so where that record's start token is this process's, the pid is no server
+  // and its executable and command line need not be read and matched (owner.harness) on every
+  // hook. A record with no token to match proves nothing of the process: there it is asked.
+  const plain = (reason: string) =>
+    reason === "running" || (reason === "pid-only" && owner.harness()?.hosted !== true);
+  let result = await recordActivity(
+    ctx.home,
+    ctx.host,
+    judge,
+    owner.pid,
+    null,
+    change,
+    undefined,
+    plain,
+  );
   if (result.outcome !== "recorded" && owner.harness()?.hosted) {
     const flag = args.get("session-id");
     const sessionId = flag === "-" ? field(input(), "session_id") : flag || null;
