@@ -9,7 +9,8 @@ export const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 export const isLower = (c: number): boolean => c >= 97 && c <= 122;
 export const isLetter = (c: number): boolean => isLower(c | 32);
 
-/** [0-9a-f]. */
+/** [a-z0-9], and [0-9a-f]. */
+export const isLowerOrDigit = (c: number): boolean => isDigit(c) || isLower(c);
 export const isLowerHex = (c: number): boolean => isDigit(c) || (c >= 97 && c <= 102);
 
 /** [A-Za-z0-9_-] and [A-Za-z0-9._-]: what a file name made of others' text may keep. */
@@ -20,8 +21,10 @@ export const isNameChar = (c: number): boolean => isWordChar(c) || c === 46; /* 
 /** Whether `v` is a string of 1 to `max` of [a-z0-9_]. */
 export function isLowerWord(v: unknown, max: number): v is string {
   return typeof v === "string" && v.length >= 1 && v.length <= max &&
-    every(v, (c) => isDigit(c) || isLower(c) || c === 95);
+    every(v, isLowerWordChar);
 }
+
+const isLowerWordChar = (c: number) => isLowerOrDigit(c) || c === 95; /* _ */
 
 /** [ \t]. */
 export const isBlank = (c: number): boolean => c === 32 || c === 9;

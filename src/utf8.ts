@@ -25,9 +25,12 @@ export function decodeUtf8(bytes: Uint8Array, options: TextDecoderOptions = {}):
     asciiLeft -= bytes.length;
     return asciiText(bytes);
   }
-  const key = `${options.fatal === true} ${options.ignoreBOM === true}`;
+  const fatal = options.fatal === true, ignoreBOM = options.ignoreBOM === true;
+  const key = `${fatal} ${ignoreBOM}`;
   let decoder = decoders.get(key);
-  if (decoder === undefined) decoders.set(key, decoder = new TextDecoder("utf-8", options));
+  if (decoder === undefined) {
+    decoders.set(key, decoder = new TextDecoder("utf-8", { fatal, ignoreBOM }));
+  }
   return decoder.decode(bytes);
 }
 

@@ -77,9 +77,10 @@ export function procShowsOwnNs(self: string | null, status: string | null, pid: 
   if (self !== String(pid) || status === null) return false;
   const nsPid = lineValue(status, "NSpid");
   if (nsPid === null) {
-    const pidLine = lineValue(status, "Pid");
-    const own = pidLine?.slice(0, runEnd(pidLine, isDigit));
-    return !!own && own === self && every(pidLine!, isBlank, own.length);
+    // `Pid:` and its number alone, blanks after it allowed.
+    const pidLine = lineValue(status, "Pid") ?? "";
+    const end = runEnd(pidLine, isDigit);
+    return end > 0 && pidLine.slice(0, end) === self && every(pidLine, isBlank, end);
   }
   const ids = splitBlanks(nsPid.trim());
   return ids.length === 1 && ids[0] === self;
@@ -147,12 +148,12 @@ export function parseLoadavgTasks(text: string): number | null {
   const slash = fields.length < 5 ? -1 : fields[3].indexOf("/");
   if (slash < 1) return null;
   const total = fields[3].slice(slash + 1);
-  return total.length > 0 && total.length <= 15 && every(total, isDigit) ? Number(total) : null;
+  return total.length <= 15 && isDigits(total) ? Number(total) : null;
 }
 
 /** A Linux start token (normalised clock ticks: 1 to 15 digits) as a number; null otherwise. */
 export function tokenTicks(token: string): number | null {
-  if (token.length === 0 || token.length > 15 || !every(token, isDigit)) return null;
+  if (token.length > 15 || !isDigits(token)) return null;
   return Number(token);
 }
 

@@ -13,7 +13,7 @@ import {
   every,
   isDigit,
   isDigits,
-  isLower,
+  isLowerOrDigit,
   isNameChar,
   isWordChar,
   replaceOthers,
@@ -49,8 +49,6 @@ export function storedPid(name: string): number {
   }
   return Number(name.slice(0, pidEnd));
 }
-
-const isLowerOrDigit = (c: number) => isDigit(c) || isLower(c);
 
 /** A crashed writer's temp file beside a record (fs/write.ts names them). */
 export const TEMP_NAME = new RegExp(`^${PID_TEXT}(?:\\.[0-9a-z]{1,32})?\\.json${TEMP_SUFFIX}$`);

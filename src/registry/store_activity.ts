@@ -36,9 +36,9 @@ export async function recordActivity(
   pid: number,
   hostedSession: string | null,
   change: ActivityChange,
-  now = Date.now(),
   own: (reason: string) => boolean = (r) => r === "running" || r === "pid-only",
 ): Promise<ActivityOutcome> {
+  const now = Date.now();
   const root = openStore(home, false);
   if (root === null) return { outcome: "no-record", row: null };
   const name = recordName(pid, hostedSession);

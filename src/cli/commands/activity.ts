@@ -131,16 +131,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   // hook. A record with no token to match proves nothing of the process: there it is asked.
   const plain = (reason: string) =>
     reason === "running" || (reason === "pid-only" && owner.harness()?.hosted !== true);
-  let result = await recordActivity(
-    ctx.home,
-    ctx.host,
-    judge,
-    owner.pid,
-    null,
-    change,
-    undefined,
-    plain,
-  );
+  let result = await recordActivity(ctx.home, ctx.host, judge, owner.pid, null, change, plain);
   if (result.outcome !== "recorded" && owner.harness()?.hosted) {
     const flag = args.get("session-id");
     const sessionId = flag === "-" ? field(input(), "session_id") : flag || null;
