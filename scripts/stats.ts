@@ -6,3 +6,19 @@ export function median(xs: readonly number[]): number {
   const mid = Math.floor(s.length / 2);
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
+
+/**
+ * The median of a[i] / b[i]: the ratio of two cases measured in the same interleaved rounds,
+ * round by round. Runs of one round share the machine's state of that moment (another tenant's
+ * load, the CPU's clock), so each round's ratio cancels it where a ratio of the two medians,
+ * each taken over every round, cancels it only on the whole: over repeated runs of the bench
+ * this figure moves about half as much, around the same middle (docs/performance.md).
+ */
+export function pairedRatio(a: readonly number[], b: readonly number[]): number {
+  if (a.length !== b.length || a.length === 0) {
+    throw new RangeError(
+      `Paired samples must be two of one length: got ${a.length} and ${b.length}`,
+    );
+  }
+  return median(a.map((x, i) => x / b[i]));
+}

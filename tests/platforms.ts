@@ -38,6 +38,7 @@ export const EVERYWHERE: readonly string[] = [
   "tests/identity/host_test.ts",
   "tests/chars_test.ts",
   "tests/utf8_test.ts",
+  "tests/scripts/stats_test.ts",
 ];
 
 /** Tests written for Windows: real kernel32, Windows file modes, the CLI end to end. */
