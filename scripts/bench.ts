@@ -12,10 +12,9 @@
  * so a noisy machine moves roster and its floor together: compare ratios, not times. A ratio of
  * two cases of one run (a hook against the hello world, `register` in a big store against one)
  * is the median of their ratios round by round (pairedRatio); a per-record figure is a
- * difference of medians. Each run
- * goes through scripts/floor/cputime.c, and the figures are CPU time (user + system, from
- * wait4's rusage), which a loaded shared machine moves far less than the wall clock; without a
- * C compiler they are wall-clock times.
+ * difference of medians. Each run goes through scripts/floor/cputime.c, and the figures are CPU
+ * time (user + system, from wait4's rusage), which a loaded shared machine moves far less than
+ * the wall clock; without a C compiler they are wall-clock times.
  *
  * Flags: --runs N (start-up runs, default 15), --big-runs N (runs per store size, default 5),
  * --sizes 1000,10000,100000, --quick (runs 5, big runs 3, sizes 1000,10000), --startup (only
