@@ -15,6 +15,7 @@ const PAUSE_POINTS = [
   "prune:after-lock",
   "prune:before-remove",
   "sweep:before-open",
+  "read:before-open",
   "hooks:before-rename",
   "after-lock",
   "after-claim",

@@ -10,6 +10,7 @@ import type { FileResult } from "./result.ts";
 import { untrustedFile } from "./private.ts";
 import { openJudged } from "../open_file.ts";
 import { decodeUtf8 } from "../utf8.ts";
+import { pause } from "../pause.ts";
 
 /** The opener beneath every careful read (src/open_file.ts: the one there is). */
 export { openJudged };
@@ -57,9 +58,16 @@ function readAtMost(file: Deno.FsFile, limit: number, expected: number): Uint8Ar
 export function readSmallFile(path: string, maxBytes = MAX_SMALL_FILE): FileResult<string> | null {
   for (let tries = 1;; tries++) {
     const read = readSmallFileOnce(path, maxBytes);
-    if (tries === 5 || read === null || read.ok || read.problem !== CHANGED) return read;
+    if (tries === SWAP_TRIES || read === null || read.ok || read.problem !== CHANGED) return read;
   }
 }
+
+/**
+ * How often a careful read looks again at a file replaced between its lstat and its open
+ * before it calls the file changing: a rename by another roster lands there now and then, a
+ * file that keeps changing is someone's doing.
+ */
+const SWAP_TRIES = 5;
 
 function readSmallFileOnce(path: string, maxBytes: number): FileResult<string> | null {
   let info: Deno.FileInfo;
@@ -109,31 +117,40 @@ export function readJson(path: string): FileResult<unknown> | null {
 
 /**
  * Opens the regular file at `path`, never through a link and never a FIFO or device; errors
- * name `what` and the path. Null when there is none and `options.create` is not set.
+ * name `what` and the path. Null when there is none and `options.create` is not set. A file
+ * replaced between the look and the open is looked at again, as readSmallFile does: a
+ * settings file another `hooks install` renames into place is no error of this one's.
  */
 export function openRegular(
   path: string,
   what: string,
   options: Deno.OpenOptions,
 ): Deno.FsFile | null {
-  let before: Deno.FileInfo | null = null;
-  try {
-    before = Deno.lstatSync(path);
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw ioError(what, path, err);
+  for (let tries = 1;; tries++) {
+    let before: Deno.FileInfo | null = null;
+    try {
+      before = Deno.lstatSync(path);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw ioError(what, path, err);
+    }
+    if (before !== null && !before.isFile) {
+      throw new RosterError(`${what}: not a regular file: ${path}`);
+    }
+    if (before === null && !options.create) return null;
+    pause("read:before-open", path.slice(0, path.lastIndexOf("/")) || "/");
+    let file: Deno.FsFile | null;
+    try {
+      file = openJudged(path, before, options);
+    } catch (err) {
+      // Gone between the look and the open: a remover won, as if it had been first.
+      if (err instanceof Deno.errors.NotFound && !options.create && tries < SWAP_TRIES) continue;
+      throw ioError(what, path, err);
+    }
+    if (file !== null) return file;
+    if (tries === SWAP_TRIES) {
+      throw new RosterError(`${what}: the file changed while being opened: ${path}`);
+    }
   }
-  if (before !== null && !before.isFile) {
-    throw new RosterError(`${what}: not a regular file: ${path}`);
-  }
-  if (before === null && !options.create) return null;
-  let file: Deno.FsFile | null;
-  try {
-    file = openJudged(path, before, options);
-  } catch (err) {
-    throw ioError(what, path, err);
-  }
-  if (file === null) throw new RosterError(`${what}: the file changed while being opened: ${path}`);
-  return file;
 }
 
 /** The names in a directory; [] when it does not exist; `what` names it in errors. */

@@ -192,13 +192,16 @@ Deno.test("JSON with comments: kept where the harness reads it, refused where it
   });
 });
 
-Deno.test("hooks install: a write between roster's read and its rename is not lost", async () => {
-  await using dir = await tempDir();
-  const home = `${dir.path}/home`;
+/**
+ * `roster hooks install claude` into `home`'s `.claude/settings.json` (holding `{"a": 1}`),
+ * paused at `point` (src/pause.ts) each time it gets there: `marker()` waits for the next pause
+ * and gives its marker file (removing it lets the install go on), or null once it has exited.
+ */
+async function pausedInstall(home: string, point: string) {
   const path = `${home}/.claude/settings.json`;
   await Deno.mkdir(`${home}/.claude`, { recursive: true });
   await Deno.writeTextFile(path, '{"a": 1}\n');
-  const child = new Deno.Command(Deno.execPath(), {
+  const done = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "-A",
@@ -207,29 +210,71 @@ Deno.test("hooks install: a write between roster's read and its rename is not lo
       "install",
       "claude",
     ],
-    env: { HOME: home, ROSTER_TEST_PAUSE_AT: "hooks:before-rename" },
+    env: { HOME: home, ROSTER_TEST_PAUSE_AT: point },
     stdout: "piped",
     stderr: "piped",
-  }).spawn();
-  const marker = async () => {
-    for (let i = 0; i < 6000; i++) {
+  }).output();
+  let exited = false;
+  done.finally(() => exited = true);
+  const marker = async (): Promise<string | null> => {
+    for (let i = 0; i < 6000 && !exited; i++) {
       for await (const e of Deno.readDir(`${home}/.claude`)) {
-        if (e.name.startsWith(".pause-hooks:before-rename-")) return `${home}/.claude/${e.name}`;
+        if (e.name.startsWith(`.pause-${point}-`)) return `${home}/.claude/${e.name}`;
       }
       await new Promise((ok) => setTimeout(ok, 10));
     }
-    throw new Error("install never reached its rename");
+    if (exited) return null;
+    throw new Error(`install never reached ${point}`);
   };
-  const m = await marker();
+  /** The next pause's marker; failing when the install exited first. */
+  const next = async (): Promise<string> => {
+    const m = await marker();
+    if (m === null) throw new Error(`install exited before ${point}`);
+    return m;
+  };
+  /** The install's end, once it is let through every pause left; how many there were. */
+  const finish = async () => {
+    let pauses = 0;
+    for (let m = await marker(); m !== null; m = await marker()) {
+      pauses++;
+      await Deno.remove(m);
+    }
+    const out = await done;
+    assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+    return pauses;
+  };
+  return { path, next, finish };
+}
+
+Deno.test("hooks install: a write between roster's read and its rename is not lost", async () => {
+  await using dir = await tempDir();
+  const install = await pausedInstall(`${dir.path}/home`, "hooks:before-rename");
+  const m = await install.next();
   // Another writer (the harness, a person) rewrites the file meanwhile.
-  await Deno.writeTextFile(path, '{"a": 1, "theirs": true}\n');
+  await Deno.writeTextFile(install.path, '{"a": 1, "theirs": true}\n');
   await Deno.remove(m);
   // The retry pauses again at the same point: let it through.
-  const m2 = await marker();
-  await Deno.remove(m2);
-  const out = await child.output();
-  assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
-  const now = JSON.parse(await Deno.readTextFile(path));
+  assertEquals(await install.finish(), 1);
+  const now = JSON.parse(await Deno.readTextFile(install.path));
+  assertEquals(now.theirs, true);
+  assertEquals(now.hooks.SessionStart.length, 1);
+});
+
+Deno.test("hooks install: a settings file renamed into place while it is opened is read again", async () => {
+  // What two racing installs do to each other (the test below failed so in one fresh-clone
+  // CI run: "the file changed while being opened"): one's rename lands between the other's
+  // lstat and open, made certain here by a pause between the two.
+  await using dir = await tempDir();
+  const install = await pausedInstall(`${dir.path}/home`, "read:before-open");
+  const first = await install.next();
+  // Another writer's atomic replace: the same path, a new file.
+  await Deno.writeTextFile(`${install.path}.new`, '{"a": 1, "theirs": true}\n');
+  await Deno.rename(`${install.path}.new`, install.path);
+  await Deno.remove(first);
+  // The swapped open is looked at again: at least that one pause more.
+  const pauses = await install.finish();
+  assertEquals(pauses >= 1, true, `paused ${pauses} more time(s)`);
+  const now = JSON.parse(await Deno.readTextFile(install.path));
   assertEquals(now.theirs, true);
   assertEquals(now.hooks.SessionStart.length, 1);
 });
