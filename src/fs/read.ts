@@ -143,7 +143,7 @@ export function openRegular(
       file = openJudged(path, before, options);
     } catch (err) {
       // Gone between the look and the open: a remover won, as if it had been first.
-      if (err instanceof Deno.errors.NotFound && !options.create && tries < SWAP_TRIES) continue;
+      if (err instanceof Deno.errors.NotFound && !options.create) return null;
       throw ioError(what, path, err);
     }
     if (file !== null) return file;
