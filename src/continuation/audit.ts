@@ -9,6 +9,7 @@ import { readUpTo, writeAll } from "../fs/io.ts";
 import { openRegular } from "../fs/read.ts";
 import { readRegularText } from "../open_file.ts";
 import { isObject } from "../format/result.ts";
+import { pause } from "../pause.ts";
 import type { AuditEvent } from "./schema.ts";
 
 export const AUDIT_FILE = "audit.ndjson";
@@ -22,7 +23,8 @@ const AUDIT_TAIL_BYTES = 1 << 20;
 export function appendAudit(dir: string, event: AuditEvent) {
   const path = join(dir, AUDIT_FILE);
   const line = JSON.stringify({ at: new Date().toISOString(), pid: Deno.pid, ...event }) + "\n";
-  using file = openRegular(path, "Could not audit", { append: true, create: true, mode: 0o600 })!;
+  const opts = { append: true, create: true, mode: 0o600 };
+  using file = openRegular(path, "Could not audit", opts, () => pause("read:before-open", dir))!;
   try {
     writeAll(file, line);
   } catch (err) {

@@ -10,7 +10,6 @@ import type { FileResult } from "./result.ts";
 import { untrustedFile } from "./private.ts";
 import { openJudged } from "../open_file.ts";
 import { decodeUtf8 } from "../utf8.ts";
-import { pause } from "../pause.ts";
 
 /** The opener beneath every careful read (src/open_file.ts: the one there is). */
 export { openJudged };
@@ -120,11 +119,13 @@ export function readJson(path: string): FileResult<unknown> | null {
  * name `what` and the path. Null when there is none and `options.create` is not set. A file
  * replaced between the look and the open is looked at again, as readSmallFile does: a
  * settings file another `hooks install` renames into place is no error of this one's.
+ * `beforeOpen` runs between each look and its open (a test's pause point, src/pause.ts).
  */
 export function openRegular(
   path: string,
   what: string,
   options: Deno.OpenOptions,
+  beforeOpen?: () => void,
 ): Deno.FsFile | null {
   for (let tries = 1;; tries++) {
     let before: Deno.FileInfo | null = null;
@@ -137,13 +138,22 @@ export function openRegular(
       throw new RosterError(`${what}: not a regular file: ${path}`);
     }
     if (before === null && !options.create) return null;
-    pause("read:before-open", path.slice(0, path.lastIndexOf("/")) || "/");
+    beforeOpen?.();
     let file: Deno.FsFile | null;
     try {
-      file = openJudged(path, before, options);
+      // Never O_CREAT alone, which would create a file where a link put in place meanwhile
+      // points: a file that was there is opened without it, one that was not is created
+      // exclusively (O_EXCL follows no link).
+      const how = before === null
+        ? { ...options, create: false, createNew: true }
+        : { ...options, create: false, createNew: false };
+      file = openJudged(path, before, how);
     } catch (err) {
-      // Gone between the look and the open: a remover won, as if it had been first.
+      // Gone between the look and the open: a remover won, as if it had been first; or made
+      // by another meanwhile (a link put there too): looked at again, as a swap is.
+      const raced = err instanceof Deno.errors.NotFound || err instanceof Deno.errors.AlreadyExists;
       if (err instanceof Deno.errors.NotFound && !options.create) return null;
+      if (raced && tries < SWAP_TRIES) continue;
       throw ioError(what, path, err);
     }
     if (file !== null) return file;

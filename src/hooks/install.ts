@@ -75,8 +75,18 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  * The regular file at `path` (never through a link, never blocking on a FIFO: src/fs/read.ts
  * checks it on the open handle), at most MAX_SETTINGS bytes of UTF-8; null when there is none.
  */
+/** The directory a settings file is in. */
+function dirOf(path: string): string {
+  return path.slice(0, path.lastIndexOf("/")) || "/";
+}
+
 function readRegular(path: string, what: string): string | null {
-  const file = openRegular(path, what, { read: true });
+  const file = openRegular(
+    path,
+    what,
+    { read: true },
+    () => pause("read:before-open", dirOf(path)),
+  );
   if (file === null) return null;
   let bytes: Uint8Array;
   try {
@@ -363,7 +373,7 @@ export function applyChange(
   for (let attempt = 0;; attempt++) {
     const first = plan(harness, action, path, scope, base);
     if (!first.changed) return strip(first);
-    const dir = first.target.slice(0, first.target.lastIndexOf("/")) || "/";
+    const dir = dirOf(first.target);
     const made = missingDirs(base, dir);
     try {
       for (const d of made) Deno.mkdirSync(d, { mode: 0o700 });
@@ -394,7 +404,7 @@ function write(p: Plan): void {
   if (!p.changed) return;
   const target = p.target;
   const still = () => {
-    pause("hooks:before-rename", target.slice(0, target.lastIndexOf("/")) || "/");
+    pause("hooks:before-rename", dirOf(target));
     if (readRegular(target, "Cannot read the settings file") !== p.before) {
       throw new Conflict(`The settings file changed while being written: ${target}`);
     }

@@ -223,6 +223,34 @@ Deno.test("the audit log", async (t) => {
     mkfifo(`${third}/audit.ndjson`);
     assertThrows(() => appendAudit(third, { event: "claim" }), RosterError);
   });
+  await t.step("nor through a link put in place between its look and its open", async () => {
+    // A first audit line: no file at the look, so it is created; the pause (src/pause.ts)
+    // holds the appender between the two, in a process of its own, while a link is put there.
+    const ledger = ensureLedger(`${tmp.path}/race`);
+    const target = `${tmp.path}/race-target`;
+    const script = `import { appendAudit } from ${
+      JSON.stringify(new URL("../../src/continuation/audit.ts", import.meta.url).href)
+    };\nappendAudit(${JSON.stringify(ledger)}, { event: "claim", key: "k" });\n`;
+    const done = new Deno.Command(Deno.execPath(), {
+      args: ["eval", script],
+      env: { ROSTER_TEST_PAUSE_AT: "read:before-open" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    let marker: string | undefined;
+    for (let i = 0; i < 6000 && marker === undefined; i++) {
+      marker = [...Deno.readDirSync(ledger)].find((e) => e.name.startsWith(".pause-"))?.name;
+      if (marker === undefined) await new Promise((ok) => setTimeout(ok, 10));
+    }
+    assert(marker !== undefined, "the appender never reached its open");
+    Deno.symlinkSync(target, `${ledger}/audit.ndjson`);
+    Deno.removeSync(`${ledger}/${marker}`);
+    const out = await done;
+    // Looked at again, the link is refused; nothing was made or written where it points.
+    assertEquals(out.code, 1);
+    assertMatch(new TextDecoder().decode(out.stderr), /Could not audit: not a regular file/);
+    assertThrows(() => Deno.lstatSync(target), Deno.errors.NotFound);
+  });
 });
 
 Deno.test("a claim's record: claim, outcome, and its audit line", async (t) => {
