@@ -11,8 +11,9 @@ export function median(xs: readonly number[]): number {
  * The median of a[i] / b[i]: the ratio of two cases measured in the same interleaved rounds,
  * round by round. Runs of one round share the machine's state of that moment (another tenant's
  * load, the CPU's clock), so each round's ratio cancels it where a ratio of the two medians,
- * each taken over every round, cancels it only on the whole: over repeated runs of the bench
- * this figure moves about half as much, around the same middle (docs/performance.md).
+ * each taken over every round, cancels it only on the whole. Around the same middle, it moves
+ * less from run to run: by half for two cases alone, a little in the bench's rounds of fifteen
+ * (docs/performance.md, stop 34).
  */
 export function pairedRatio(a: readonly number[], b: readonly number[]): number {
   if (a.length !== b.length || a.length === 0) {
