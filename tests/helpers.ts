@@ -202,6 +202,31 @@ export async function run(
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
+/**
+ * The marker `<dir>/.pause-<point>-<pid>` that `child` writes when it reaches a pause point
+ * (src/pause.ts) and waits there until it is removed: its path once it is there, or null once
+ * `child` has exited. A wait past HANG_MS is a hang, and throws.
+ */
+export async function pauseMarker(
+  dir: string,
+  point: string,
+  child: Deno.ChildProcess,
+): Promise<string | null> {
+  let exited = false;
+  const ended = () => exited = true;
+  child.status.then(ended, ended);
+  const marker = `${dir}/.pause-${point}-${child.pid}`;
+  for (const until = Date.now() + HANG_MS; Date.now() < until;) {
+    try {
+      Deno.lstatSync(marker);
+      return marker;
+    } catch { /* not there yet */ }
+    if (exited) return null;
+    await new Promise((ok) => setTimeout(ok, 10));
+  }
+  throw new Error(`${point}: no pause within ${HANG_MS} ms`);
+}
+
 /** Writes `text` to `child`'s stdin and closes it. */
 async function writeStdin(child: Deno.ChildProcess, text: string) {
   const w = child.stdin.getWriter();

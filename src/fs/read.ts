@@ -144,10 +144,7 @@ export function openRegular(
       // Never O_CREAT alone, which would create a file where a link put in place meanwhile
       // points: a file that was there is opened without it, one that was not is created
       // exclusively (O_EXCL follows no link).
-      const how = before === null
-        ? { ...options, create: false, createNew: true }
-        : { ...options, create: false, createNew: false };
-      file = openJudged(path, before, how);
+      file = openJudged(path, before, { ...options, create: false, createNew: before === null });
     } catch (err) {
       // Gone between the look and the open: a remover won, as if it had been first; or made
       // by another meanwhile (a link put there too): looked at again, as a swap is.

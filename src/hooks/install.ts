@@ -71,15 +71,15 @@ export function settingsPath(harness: Harness, base: string, project: boolean): 
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/**
- * The regular file at `path` (never through a link, never blocking on a FIFO: src/fs/read.ts
- * checks it on the open handle), at most MAX_SETTINGS bytes of UTF-8; null when there is none.
- */
 /** The directory a settings file is in. */
 function dirOf(path: string): string {
   return path.slice(0, path.lastIndexOf("/")) || "/";
 }
 
+/**
+ * The regular file at `path` (never through a link, never blocking on a FIFO: src/fs/read.ts
+ * checks it on the open handle), at most MAX_SETTINGS bytes of UTF-8; null when there is none.
+ */
 function readRegular(path: string, what: string): string | null {
   const file = openRegular(
     path,

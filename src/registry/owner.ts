@@ -45,9 +45,11 @@ const PACKAGES: ReadonlyArray<readonly [agent: string, pkg: string]> = [
  */
 export function isRuntime(name: string): boolean {
   const bare = withoutExe(name);
-  return ["node", "nodejs", "bun", "deno", "ruby", "perl"].includes(bare) ||
+  return RUNTIME_NAMES.includes(bare) ||
     (bare.startsWith("python") && every(bare, isDigitOrDot, 6));
 }
+
+const RUNTIME_NAMES = ["node", "nodejs", "bun", "deno", "ruby", "perl"];
 
 const isDigitOrDot = (c: number) => isDigit(c) || c === 46;
 const withoutExe = (name: string) => name.endsWith(".exe") ? name.slice(0, -4) : name;

@@ -6,7 +6,7 @@
  * concurrent writer.
  */
 import { assertEquals, assertMatch } from "../assert.ts";
-import { roster, tempDir } from "../helpers.ts";
+import { cleanEnv, cliArgs, pauseMarker, roster, tempDir } from "../helpers.ts";
 import { RECIPES } from "../../src/hooks/recipes.ts";
 
 /** The user's own settings, per harness, as a person might have written them. */
@@ -194,57 +194,46 @@ Deno.test("JSON with comments: kept where the harness reads it, refused where it
 
 /**
  * `roster hooks install claude` into `home`'s `.claude/settings.json` (holding `{"a": 1}`),
- * paused at `point` (src/pause.ts) each time it gets there: `marker()` waits for the next pause
- * and gives its marker file (removing it lets the install go on), or null once it has exited.
+ * paused at `point` (src/pause.ts) each time it gets there: `next()` waits for the next pause
+ * and gives its marker file (removing it lets the install go on), `finish()` lets it through
+ * the rest and checks it exits 0.
  */
 async function pausedInstall(home: string, point: string) {
   const path = `${home}/.claude/settings.json`;
-  await Deno.mkdir(`${home}/.claude`, { recursive: true });
+  const dir = `${home}/.claude`;
+  await Deno.mkdir(dir, { recursive: true });
   await Deno.writeTextFile(path, '{"a": 1}\n');
-  const done = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      new URL("../../main.ts", import.meta.url).pathname,
-      "hooks",
-      "install",
-      "claude",
-    ],
-    env: { HOME: home, ROSTER_TEST_PAUSE_AT: point },
+  const child = new Deno.Command(Deno.execPath(), {
+    args: cliArgs(["hooks", "install", "claude"]),
+    env: { ...cleanEnv(), HOME: home, ROSTER_TEST_PAUSE_AT: point },
+    clearEnv: true,
     stdout: "piped",
     stderr: "piped",
-  }).output();
-  let exited = false;
-  const ended = () => exited = true;
-  done.then(ended, ended);
-  const marker = async (): Promise<string | null> => {
-    for (let i = 0; i < 6000 && !exited; i++) {
-      for await (const e of Deno.readDir(`${home}/.claude`)) {
-        if (e.name.startsWith(`.pause-${point}-`)) return `${home}/.claude/${e.name}`;
-      }
-      await new Promise((ok) => setTimeout(ok, 10));
-    }
-    if (exited) return null;
-    throw new Error(`install never reached ${point}`);
-  };
+  }).spawn();
   /** The next pause's marker; failing when the install exited first. */
   const next = async (): Promise<string> => {
-    const m = await marker();
+    const m = await pauseMarker(dir, point, child);
     if (m === null) throw new Error(`install exited before ${point}`);
     return m;
   };
   /** The install's end, once it is let through every pause left; how many there were. */
   const finish = async () => {
     let pauses = 0;
-    for (let m = await marker(); m !== null; m = await marker()) {
+    for (
+      let m = await pauseMarker(dir, point, child);
+      m !== null;
+      m = await pauseMarker(dir, point, child)
+    ) {
       pauses++;
       await Deno.remove(m);
     }
-    const out = await done;
+    const out = await child.output();
     assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
     return pauses;
   };
-  return { path, next, finish };
+  /** The settings file as JSON. */
+  const settings = async () => JSON.parse(await Deno.readTextFile(path));
+  return { path, next, finish, settings };
 }
 
 Deno.test("hooks install: a write between roster's read and its rename is not lost", async () => {
@@ -256,7 +245,7 @@ Deno.test("hooks install: a write between roster's read and its rename is not lo
   await Deno.remove(m);
   // The retry pauses again at the same point: let it through.
   assertEquals(await install.finish(), 1);
-  const now = JSON.parse(await Deno.readTextFile(install.path));
+  const now = await install.settings();
   assertEquals(now.theirs, true);
   assertEquals(now.hooks.SessionStart.length, 1);
 });
@@ -275,7 +264,7 @@ Deno.test("hooks install: a settings file renamed into place while it is opened 
   // Three opens more: the swapped one looked at again, the plan made again under the lock, and
   // the check before the rename. Without the look again the install fails on the first.
   assertEquals(await install.finish(), 3);
-  const now = JSON.parse(await Deno.readTextFile(install.path));
+  const now = await install.settings();
   assertEquals(now.theirs, true);
   assertEquals(now.hooks.SessionStart.length, 1);
 });
@@ -288,7 +277,7 @@ Deno.test("hooks install: a settings file removed while it is opened is none", a
   await Deno.remove(install.path);
   await Deno.remove(m);
   await install.finish();
-  const now = JSON.parse(await Deno.readTextFile(install.path));
+  const now = await install.settings();
   assertEquals(now.a, undefined);
   assertEquals(now.hooks.SessionStart.length, 1);
 });

@@ -1,6 +1,6 @@
 /** The ledger's files: safe reads, exclusive creation, atomic writes, and the audit log. */
 import { assert, assertEquals, assertMatch, assertThrows } from "../assert.ts";
-import { tempDir } from "../helpers.ts";
+import { cleanEnv, pauseMarker, tempDir } from "../helpers.ts";
 import { iso, mkfifo, PLAN, put } from "./fixtures.ts";
 import {
   appendAudit,
@@ -231,21 +231,18 @@ Deno.test("the audit log", async (t) => {
     const script = `import { appendAudit } from ${
       JSON.stringify(new URL("../../src/continuation/audit.ts", import.meta.url).href)
     };\nappendAudit(${JSON.stringify(ledger)}, { event: "claim", key: "k" });\n`;
-    const done = new Deno.Command(Deno.execPath(), {
+    const child = new Deno.Command(Deno.execPath(), {
       args: ["eval", script],
-      env: { ROSTER_TEST_PAUSE_AT: "read:before-open" },
+      env: { ...cleanEnv(), ROSTER_TEST_PAUSE_AT: "read:before-open" },
+      clearEnv: true,
       stdout: "piped",
       stderr: "piped",
-    }).output();
-    let marker: string | undefined;
-    for (let i = 0; i < 6000 && marker === undefined; i++) {
-      marker = [...Deno.readDirSync(ledger)].find((e) => e.name.startsWith(".pause-"))?.name;
-      if (marker === undefined) await new Promise((ok) => setTimeout(ok, 10));
-    }
-    assert(marker !== undefined, "the appender never reached its open");
+    }).spawn();
+    const marker = await pauseMarker(ledger, "read:before-open", child);
+    assert(marker !== null, "the appender never reached its open");
     Deno.symlinkSync(target, `${ledger}/audit.ndjson`);
-    Deno.removeSync(`${ledger}/${marker}`);
-    const out = await done;
+    Deno.removeSync(marker);
+    const out = await child.output();
     // Looked at again, the link is refused; nothing was made or written where it points.
     assertEquals(out.code, 1);
     assertMatch(new TextDecoder().decode(out.stderr), /Could not audit: not a regular file/);
