@@ -139,6 +139,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/reliability/foreign_proc_test.ts": "pid namespaces and /proc mounts (nsenter, unshare)",
   "tests/scripts/lazy_test.ts": "reads the sources by file URL; not yet run under Wine",
   "tests/fs/read_race_test.ts": "a shell (sh, mv) replaces the file by rename in a loop",
+  "tests/fs/umask_test.ts": "reads the process's umask from /proc/self/status",
   "tests/fs/io_test.ts":
     "pure byte loops, and a replace checked by POSIX mode and links; not yet run under Wine",
   "tests/continuation/keys_test.ts":

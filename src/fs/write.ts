@@ -96,9 +96,26 @@ function writeTemp(
   return tmp;
 }
 
-/** A new file (O_EXCL: never through a link) whose mode is `mode` exactly, not narrowed by the umask. */
+/**
+ * A new file (O_EXCL: never through a link) whose mode is `mode` exactly, not narrowed by the
+ * umask. The umask is cleared only when it did narrow the mode (umask 077 and a 0644
+ * textfile): it is the process's, so a thread creating a file or a child meanwhile would get
+ * none (a test runner's other tests: a unit file written 0666, a shell whose files were all
+ * writable by others). The first file, made under the umask, is removed unused.
+ */
 function createWithMode(path: string, mode: number): Deno.FsFile {
   if (Deno.build.os === "windows") return Deno.openSync(path, { write: true, createNew: true });
+  const file = Deno.openSync(path, { write: true, createNew: true, mode });
+  let narrowed: boolean;
+  try {
+    narrowed = ((file.statSync().mode ?? mode) & 0o7777) !== mode;
+  } catch (err) {
+    file.close();
+    throw err;
+  }
+  if (!narrowed) return file;
+  file.close();
+  removeQuietly(path);
   const umask = Deno.umask(0);
   try {
     return Deno.openSync(path, { write: true, createNew: true, mode });
