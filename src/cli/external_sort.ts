@@ -78,8 +78,12 @@ export class ExternalSort {
   /** Where a run's rows are staged, in order, on their way to the temp file. */
   #stage = new Uint8Array(STAGE);
 
-  /** `budget`: bytes of rows held in memory before spilling (tests make it small). */
-  constructor(readonly budget = MEMORY_BUDGET) {}
+  /**
+   * `budget`: bytes of rows held in memory before spilling (tests make it small). `tempDir`:
+   * where the spill file goes, the system's temp directory ($TMPDIR) unless given (a test's
+   * own: setting $TMPDIR would move every other test's temp files of the process too).
+   */
+  constructor(readonly budget = MEMORY_BUDGET, readonly tempDir?: string) {}
 
   get size(): number {
     return this.#n;
@@ -174,7 +178,7 @@ export class ExternalSort {
   #writeRun() {
     if (this.#spill === null) {
       try {
-        this.#spill = spillFile();
+        this.#spill = spillFile(this.tempDir);
       } catch {
         this.#inMemory = true; // no temp directory: keep the rows in memory, correct if larger
         return;
@@ -285,8 +289,8 @@ export class ExternalSort {
  * in a shared temp directory no other user's file or link put in its place can be opened (the
  * file used to be opened again by name, which followed a link swapped in between).
  */
-function spillFile(): Deno.FsFile {
-  const path = Deno.makeTempFileSync({ prefix: "roster-rows-" });
+function spillFile(dir: string | undefined): Deno.FsFile {
+  const path = Deno.makeTempFileSync({ prefix: "roster-rows-", dir });
   Deno.removeSync(path);
   const file = Deno.openSync(path, { read: true, write: true, createNew: true, mode: 0o600 });
   try {

@@ -124,12 +124,12 @@ Deno.test("ExternalSort: the temp file is made new and private, and nothing of i
   const rows = Array.from({ length: 500 }, (_, i) => `row ${i} ${"x".repeat(i % 50)}`);
   const expected = rows.map((r, i) => ({ r, i })).sort((a, b) => b.i - a.i).map(({ r }) => r)
     .join("\n");
+  // The test's own temp directory, given, not set as $TMPDIR: the environment is the whole
+  // process's, and the other tests running beside this one would make their files in it.
   const tmp = Deno.makeTempDirSync();
-  const before = Deno.env.get("TMPDIR");
-  Deno.env.set("TMPDIR", tmp);
   try {
     await t.step("spilled: an unlinked file of mode 0600, none left in the temp directory", () => {
-      using o = new ExternalSort(0);
+      using o = new ExternalSort(0, tmp);
       for (const [i, r] of rows.entries()) o.add(i, `/h/${i}.json`, r);
       assertEquals([...Deno.readDirSync(tmp)], []);
       if (Deno.build.os === "linux") {
@@ -162,7 +162,7 @@ Deno.test("ExternalSort: the temp file is made new and private, and nothing of i
         }
       };
       try {
-        using o = new ExternalSort(0);
+        using o = new ExternalSort(0, tmp);
         for (const [i, r] of rows.entries()) o.add(i, `/h/${i}.json`, r);
         assert(planted);
         assertEquals(collect(o, "\n"), expected);
@@ -172,14 +172,11 @@ Deno.test("ExternalSort: the temp file is made new and private, and nothing of i
       assertEquals(Deno.readTextFileSync(victim), "theirs");
     });
     await t.step("no temp directory: the rows stay in memory", () => {
-      Deno.env.set("TMPDIR", `${tmp}/missing`);
-      using o = new ExternalSort(0);
+      using o = new ExternalSort(0, `${tmp}/missing`);
       for (const [i, r] of rows.entries()) o.add(i, `/h/${i}.json`, r);
       assertEquals(collect(o, "\n"), expected);
     });
   } finally {
-    if (before === undefined) Deno.env.delete("TMPDIR");
-    else Deno.env.set("TMPDIR", before);
     Deno.removeSync(tmp, { recursive: true });
   }
 });

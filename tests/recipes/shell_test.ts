@@ -75,6 +75,9 @@ Deno.test("recipe: a pid file that survives PID reuse", async (t) => {
   const env = recipeEnv(dir.path, `${dir.path}/home`, { XDG_RUNTIME_DIR: dir.path });
   const pidfile = `${dir.path}/agent-watch.pid`;
   const started: number[] = [];
+  // Pids this test has killed and seen gone: never signalled again, since by then another
+  // process (another test's) may hold the pid.
+  const ended = new Set<number>();
   const start = () => run("bash", ["start.sh"], env, dir.path);
   const current = () => Number(Deno.readTextFileSync(pidfile).split(" ")[0]);
   try {
@@ -91,6 +94,7 @@ Deno.test("recipe: a pid file that survives PID reuse", async (t) => {
     await t.step("once it is gone, a run starts a new one", async () => {
       Deno.kill(started[0], "SIGKILL");
       while (running(started[0])) await new Promise((r) => setTimeout(r, 10));
+      ended.add(started[0]);
       const r = await start();
       assertEquals(r.stdout, "");
       started.push(current());
@@ -106,7 +110,7 @@ Deno.test("recipe: a pid file that survives PID reuse", async (t) => {
       assert(started[2] !== Deno.pid);
     });
   } finally {
-    for (const pid of started) {
+    for (const pid of started.filter((p) => !ended.has(p))) {
       try {
         Deno.kill(pid, "SIGKILL");
       } catch { /* gone */ }
