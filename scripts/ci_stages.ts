@@ -109,6 +109,44 @@ export function failedTests(out: string): string[] {
   return names;
 }
 
+/** How many lines of each failure's error the end of the log repeats. */
+const ERROR_LINES = 12;
+
+/**
+ * The first lines of each error in Deno's ERRORS list in `out`, under its test's name: the
+ * end of the log repeats them, so that a reader who sees only its tail (a CI page) still
+ * learns why each test failed, not only which. Stack frames and code excerpts are left out.
+ */
+export function failureMessages(out: string): string[][] {
+  const found: string[][] = [];
+  let inList = false;
+  let current: string[] | null = null;
+  for (const raw of plainLines(out)) {
+    const line = raw.trimEnd();
+    if (line.trim() === "ERRORS") {
+      inList = true;
+      continue;
+    }
+    if (line.trim() === "FAILURES" || /^(?:ok|FAILED) \| /.test(line.trim())) inList = false;
+    if (!inList) continue;
+    const head = /^(.+) => (\S+):\d+:\d+$/.exec(line);
+    if (head !== null) {
+      current = [`${head[1]} (${head[2].replace(/^\.\//, "")})`];
+      found.push(current);
+    } else if (current !== null && /^\s+at /.test(line)) {
+      current = null; // the stack: its frames say where, the message said why
+    } else if (current !== null && /^\s*\^$/.test(line)) {
+      current.pop(); // the code excerpt above its caret
+    } else if (current !== null && current.length <= ERROR_LINES) {
+      current.push(line);
+    }
+  }
+  return found.map((lines) => {
+    while (lines.length > 1 && lines.at(-1)!.trim() === "") lines.pop();
+    return lines;
+  });
+}
+
 /**
  * The tests `out` shows started and not finished: Deno's "'NAME' has been running for over"
  * warnings (parallel runs print nothing else for a running test) without a later result line for
@@ -203,6 +241,8 @@ export interface StageResult extends Counts {
   seconds: number;
   unfinished: string[];
   failedTests: string[];
+  /** failureMessages of the stage's output. */
+  failures: string[][];
 }
 
 /** Runs one stage with its output shown as it comes; ends it at its bound. */
@@ -283,11 +323,22 @@ export async function runStage(stage: Stage, scale: number): Promise<StageResult
     seconds,
     unfinished,
     failedTests: failedTests(out),
+    failures: failureMessages(out),
     ...counts,
   };
 }
 
+/**
+ * The end of the log: why each test failed (the first lines of its error, by stage), each
+ * stage's line, then the total, last.
+ */
 export function formatResults(results: readonly StageResult[]): string[] {
+  const why = results.flatMap((r) =>
+    r.failures.flatMap(([name, ...message]) => [
+      `--- ${r.name}: ${name}`,
+      ...message.map((l) => `    ${l}`.trimEnd()),
+    ])
+  );
   const lines = results.map((r) =>
     `stage ${r.name}: ${r.status}, ${r.passed} passed, ${r.failed} failed (${r.seconds}s)` +
     (r.unfinished.length > 0 ? `; stopped in: ${r.unfinished.join("; ")}` : "") +
@@ -295,7 +346,8 @@ export function formatResults(results: readonly StageResult[]): string[] {
   );
   const passed = results.reduce((n, r) => n + r.passed, 0);
   const failed = results.reduce((n, r) => n + r.failed, 0);
-  return [...lines, `${passed} passed, ${failed} failed`];
+  const header = why.length > 0 ? ["=== why they failed (the first lines of each error)"] : [];
+  return [...header, ...why, ...lines, `${passed} passed, ${failed} failed`];
 }
 
 export function parseArgs(argv: readonly string[]): { stages: Stage[]; scale: number } {

@@ -8,6 +8,7 @@ import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { ROOT, run, tempDir, waitUntil } from "../helpers.ts";
 import {
   failedTests,
+  failureMessages,
   formatResults,
   markedPids,
   STAGES,
@@ -67,16 +68,80 @@ Deno.test("Deno's summaries are counted, and a stopped run names its tests", asy
     ]);
     assertEquals(failedTests("ok | 1 passed | 0 failed (1s)\n"), []);
   });
-  await t.step("each stage's line, then the total", () => {
+  await t.step("each error's first lines, under its test's name, without stack or code", () => {
+    // As Deno 2.9 prints a failed step and a failed test in a parallel run (colours cut).
+    const out = [
+      "./a_test.ts => outer ... inner ... FAILED (1ms)",
+      "",
+      "\x1b[0m\x1b[1m\x1b[37m\x1b[41m ERRORS \x1b[0m",
+      "",
+      "outer ... inner \x1b[0m\x1b[38;5;245m=> ./tests/a_test.ts:2:11\x1b[0m",
+      "\x1b[0m\x1b[1m\x1b[31merror\x1b[0m: AssertionError: Values are not equal.",
+      "",
+      "    [Diff] Actual / Expected",
+      "",
+      "-   [1, 'a']",
+      "+   [0, '']",
+      "",
+      '  await t.step("inner", () => { assertEquals(x, y); });',
+      "\x1b[0m\x1b[31m                                      ^\x1b[0m",
+      "    at file:///tmp/a_test.ts:2:39",
+      "    at innerWrapped (ext:cli/40_test.js:300:11)",
+      "",
+      "two => ./tests/b_test.ts:4:6",
+      "error: TypeError: boom",
+      ...Array.from({ length: 30 }, (_, i) => `line ${i}`),
+      "",
+      " FAILURES ",
+      "",
+      "outer ... inner => ./tests/a_test.ts:2:11",
+      "two => ./tests/b_test.ts:4:6",
+      "",
+      "FAILED | 0 passed | 2 failed (1 step) (8ms)",
+    ].join("\n");
+    const found = failureMessages(out);
+    assertEquals(found[0], [
+      "outer ... inner (tests/a_test.ts)",
+      "error: AssertionError: Values are not equal.",
+      "",
+      "    [Diff] Actual / Expected",
+      "",
+      "-   [1, 'a']",
+      "+   [0, '']",
+    ]);
+    // A long message is cut at its first lines.
+    assertEquals(found[1].slice(0, 3), [
+      "two (tests/b_test.ts)",
+      "error: TypeError: boom",
+      "line 0",
+    ]);
+    assertEquals(found.length, 2);
+    assert(found[1].length < 20, `${found[1].length} lines`);
+    assertEquals(failureMessages("ok | 1 passed | 0 failed (1s)\n"), []);
+  });
+  await t.step("why each test failed, each stage's line, then the total", () => {
     // A stage's result: the fields each line below leaves out are as here.
-    const r = { passed: 0, failed: 0, seconds: 5, unfinished: [], failedTests: [] };
+    const r = { passed: 0, failed: 0, seconds: 5, unfinished: [], failedTests: [], failures: [] };
     const y = ["y (tests/y_test.ts)"];
     const lines = formatResults([
       { ...r, name: "fmt", status: "ok", passed: 1, seconds: 1 },
       { ...r, name: "wine", status: "timed out", failed: 1, seconds: 9, unfinished: ["x"] },
-      { ...r, name: "parallel", status: "failed", passed: 3, failed: 1, failedTests: y },
+      {
+        ...r,
+        name: "parallel",
+        status: "failed",
+        passed: 3,
+        failed: 1,
+        failedTests: y,
+        failures: [[y[0], "error: no", "", "  more"]],
+      },
     ]);
     assertEquals(lines, [
+      "=== why they failed (the first lines of each error)",
+      "--- parallel: y (tests/y_test.ts)",
+      "    error: no",
+      "",
+      "      more",
       "stage fmt: ok, 1 passed, 0 failed (1s)",
       "stage wine: timed out, 0 passed, 1 failed (9s); stopped in: x",
       "stage parallel: failed, 3 passed, 1 failed (5s); failed: y (tests/y_test.ts)",
@@ -142,6 +207,10 @@ Deno.test({
     const lines = r.stdout.trimEnd().split("\n");
     assertEquals(lines.at(-1), "1 passed, 2 failed");
     assertMatch(r.stdout, /^stage first: failed, 0 passed, 1 failed/m);
+    // The end of the log says why, not only which.
+    const why = lines.findIndex((l) => /^--- first: one fails \(\S*failing_test\.ts\)$/.test(l));
+    assert(why > lines.indexOf("=== why they failed (the first lines of each error)"), r.stdout);
+    assertEquals(lines[why + 1], "    error: Error: no", r.stdout);
     assertMatch(
       r.stdout,
       /^stage stuck: timed out, 0 passed, 1 failed \(\d+s\); stopped in: hangs with children$/m,
