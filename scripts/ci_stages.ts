@@ -90,21 +90,30 @@ export function summaryCounts(out: string): Counts | null {
 }
 
 /**
+ * A test's name and file from a header of Deno's ERRORS and FAILURES lists: "NAME =>
+ * ./FILE:LINE:COL", or "./FILE (uncaught error)" for an error no test caught; else null.
+ */
+function failureHeader(line: string): string | null {
+  const test = /^(.+) => (\S+):\d+:\d+$/.exec(line);
+  if (test !== null) return `${test[1]} (${test[2].replace(/^\.\//, "")})`;
+  const loose = /^(\S+) \(uncaught error\)$/.exec(line);
+  return loose === null ? null : `uncaught error (${loose[1].replace(/^\.\//, "")})`;
+}
+
+/**
  * The tests Deno's FAILURES list in `out` names ("name => ./file:line:col"), each once: the
- * total's lines name them too, for a reader who sees only the end of the log.
+ * total's lines name them too, for a reader who sees only the end of the log. The list is the
+ * last one in `out` (a stage runs Deno's test runner once): an error message that holds a
+ * log of its own (a test of a test runner) comes before it.
  */
 export function failedTests(out: string): string[] {
+  const lines = plainLines(out).map((l) => l.trim());
+  const at = lines.lastIndexOf("FAILURES");
   const names: string[] = [];
-  let inList = false;
-  for (const raw of plainLines(out)) {
-    const line = raw.trim();
-    if (line === "FAILURES") inList = true;
-    else if (/^(?:ok|FAILED) \| /.test(line)) inList = false;
-    else if (inList) {
-      const m = /^(.+) => (\S+):\d+:\d+$/.exec(line);
-      const name = m === null ? null : `${m[1]} (${m[2].replace(/^\.\//, "")})`;
-      if (name !== null && !names.includes(name)) names.push(name);
-    }
+  for (const line of at < 0 ? [] : lines.slice(at + 1)) {
+    if (/^(?:ok|FAILED) \| /.test(line)) break;
+    const name = failureHeader(line);
+    if (name !== null && !names.includes(name)) names.push(name);
   }
   return names;
 }
@@ -115,35 +124,34 @@ const ERROR_LINES = 12;
 /**
  * The first lines of each error in Deno's ERRORS list in `out`, under its test's name: the
  * end of the log repeats them, so that a reader who sees only its tail (a CI page) still
- * learns why each test failed, not only which. Stack frames and code excerpts are left out.
+ * learns why each test failed, not only which. Only the headers of tests the FAILURES list
+ * names start an entry (a header inside a message is the message's); stack frames and code
+ * excerpts are left out.
  */
 export function failureMessages(out: string): string[][] {
-  const found: string[][] = [];
-  let inList = false;
+  const failed = new Set(failedTests(out));
+  const lines = plainLines(out).map((l) => l.trimEnd());
+  const start = lines.findIndex((l) => l.trim() === "ERRORS");
+  const end = lines.findLastIndex((l) => l.trim() === "FAILURES");
+  const found = new Map<string, string[]>();
   let current: string[] | null = null;
-  for (const raw of plainLines(out)) {
-    const line = raw.trimEnd();
-    if (line.trim() === "ERRORS") {
-      inList = true;
-      continue;
-    }
-    if (line.trim() === "FAILURES" || /^(?:ok|FAILED) \| /.test(line.trim())) inList = false;
-    if (!inList) continue;
-    const head = /^(.+) => (\S+):\d+:\d+$/.exec(line);
-    if (head !== null) {
-      current = [`${head[1]} (${head[2].replace(/^\.\//, "")})`];
-      found.push(current);
-    } else if (current !== null && /^\s+at /.test(line)) {
-      current = null; // the stack: its frames say where, the message said why
-    } else if (current !== null && /^\s*\^$/.test(line)) {
-      current.pop(); // the code excerpt above its caret
-    } else if (current !== null && current.length <= ERROR_LINES) {
-      current.push(line);
-    }
+  let cut = false;
+  for (const line of start < 0 || end < start ? [] : lines.slice(start + 1, end)) {
+    const name = failureHeader(line.trim());
+    if (name !== null && failed.has(name)) {
+      current = [name];
+      cut = false;
+      found.set(name, current);
+    } else if (current === null) continue;
+    else if (/^\s+at /.test(line)) current = null; // the stack: where, not why
+    else if (/^\s*\^$/.test(line)) {
+      if (!cut) current.pop(); // the code excerpt above its caret
+    } else if (current.length <= ERROR_LINES) current.push(line);
+    else cut = true;
   }
-  return found.map((lines) => {
-    while (lines.length > 1 && lines.at(-1)!.trim() === "") lines.pop();
-    return lines;
+  return [...found.values()].map((entry) => {
+    while (entry.length > 1 && entry.at(-1)!.trim() === "") entry.pop();
+    return entry;
   });
 }
 
@@ -266,10 +274,15 @@ export async function runStage(stage: Stage, scale: number): Promise<StageResult
     stderr: "piped",
   }).spawn();
   let out = "";
-  const dec = new TextDecoder();
+  // Deno's report (its ERRORS and FAILURES lists) is its stdout alone: what it writes on
+  // stderr ("error: Test failed") lands in `out` anywhere between, even inside a line.
+  let report = "";
   const pump = async (stream: ReadableStream<Uint8Array>, to: typeof Deno.stdout) => {
+    const dec = new TextDecoder(); // one a stream: a character may span two chunks
     for await (const chunk of stream) {
-      out += dec.decode(chunk, { stream: true });
+      const text = dec.decode(chunk, { stream: true });
+      out += text;
+      if (to === Deno.stdout) report += text;
       await to.write(chunk).catch(() => {});
     }
   };
@@ -322,8 +335,8 @@ export async function runStage(stage: Stage, scale: number): Promise<StageResult
     status: state,
     seconds,
     unfinished,
-    failedTests: failedTests(out),
-    failures: failureMessages(out),
+    failedTests: failedTests(report),
+    failures: failureMessages(report),
     ...counts,
   };
 }
