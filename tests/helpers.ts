@@ -4,6 +4,7 @@
  */
 import { hostDir as storeHostDir, placeDirName } from "../src/registry/layout.ts";
 import { linuxBackend } from "../src/process/linux.ts";
+import { DECLARED_SESSION_VARS } from "../src/registry/session_id.ts";
 import { assertSchema } from "./schema.ts";
 
 export const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -65,7 +66,20 @@ export const LEAKY: readonly string[] = [
   "ROSTER_CWD_GONE",
   // Set by an outer `deno task` (deno task ok): a nested `deno task roster` would run there.
   "INIT_CWD",
-];
+  // Every harness's session id roster reads, a harness's own home, the store's XDG place, the
+  // housekeeping and model settings, and an outer tmux: a run inside Codex, Gemini CLI or tmux,
+  // or a CI machine that sets one, is no different.
+  ...DECLARED_SESSION_VARS,
+  "ROSTER_NATIVE_SESSION_ID",
+  "ROSTER_RETENTION",
+  "ROSTER_MODEL",
+  "XDG_STATE_HOME",
+  "CODEX_HOME",
+  "GEMINI_CLI_HOME",
+  "PI_CODING_AGENT_DIR",
+  "PI_CODING_AGENT_SESSION_DIR",
+  "TMUX",
+].filter((v, i, all) => all.indexOf(v) === i);
 
 /** This process's environment without the LEAKY variables. */
 export function cleanEnv(): Record<string, string> {

@@ -63,8 +63,12 @@ const installed = new Deno.Command("sh", { args: ["-c", "command -v tmux"], stdo
 async function tmuxServer() {
   const socket = `roster-tmux-${crypto.randomUUID().slice(0, 8)}`;
   const tmux = (...args: string[]) =>
-    new Deno.Command("tmux", { args: ["-L", socket, ...args], stdout: "piped", stderr: "piped" })
-      .output();
+    new Deno.Command("tmux", {
+      // No configuration file: the user's ~/.tmux.conf is none of this test's business.
+      args: ["-L", socket, "-f", "/dev/null", ...args],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
   const made = await tmux(
     "new-session",
     "-d",

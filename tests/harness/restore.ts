@@ -106,11 +106,13 @@ export async function crashAndRestore(
     }, 30_000);
     toolId = open[0].id;
   }
+  // The server's pid asked first: the tree is read and killed with no wait between, so that no
+  // pid in it has meanwhile ended (a hook's) and been taken by another process.
+  const srv = c.killServer ? await rig.tmux(["display-message", "-p", "#{pid}"]) : null;
   const tree = [owner.pid, ...descendants(owner.pid).map((p) => p.pid)];
   // A hosted session comes back only once its server is gone: it goes with the crash.
   if (row.hosted) tree.push(row.session_pid!);
-  if (c.killServer) {
-    const srv = await rig.tmux(["display-message", "-p", "#{pid}"]);
+  if (srv !== null) {
     for (const pid of [...tree, Number(srv.stdout.trim())]) {
       try {
         Deno.kill(pid, "SIGKILL");

@@ -7,6 +7,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { roster, tempDir } from "../helpers.ts";
 import { buildFleet, EXPECTED_LEDGER } from "./fleet.ts";
 import {
+  freePort,
   type ParsedSample,
   parseExposition,
   promtoolCheck,
@@ -191,4 +192,22 @@ Deno.test("roster metrics on an empty home: zeroes, and promtool accepts it", as
   // metrics only reads: it creates no store.
   assertEquals([...Deno.readDirSync(home.path)], []);
   assertEquals(await promtoolCheck(r.stdout), { code: 0, out: "" });
+});
+
+Deno.test("the test's node_exporter takes another port where its first was taken", async () => {
+  await using dir = await tempDir();
+  // Taken the way a test beside this one may take it between freePort and the bind: a
+  // listener that takes connections and never answers them.
+  using taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const busy = (taken.addr as Deno.NetAddr).port;
+  const picked: number[] = [];
+  const pick = () => {
+    const port = picked.length === 0 ? busy : freePort();
+    picked.push(port);
+    return port;
+  };
+  await using server = await startNodeExporter(dir.path, dir.path, pick);
+  assertEquals(picked.length, 2);
+  assertEquals(server.url, `http://127.0.0.1:${picked[1]}`);
+  assertEquals((await fetch(`${server.url}/metrics`)).status, 200);
 });

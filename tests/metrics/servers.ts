@@ -24,19 +24,43 @@ export function freePort(): number {
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 /**
- * Starts `cmd` with its output in `<logDir>/<name>.log`, then waits until `readyPath` answers
- * 200 over HTTP (at most `timeoutMs`). A server that exits or never answers is stopped and the
- * call throws with its log.
+ * Starts `cmd` (its arguments given the port: freePort's) with its output in
+ * `<logDir>/<name>.log`, then waits until `readyPath` answers 200 over HTTP (at most
+ * `timeoutMs`). A port taken meanwhile by another process (tests run beside each other, and
+ * freePort releases the port before the server binds it) is given up for another, a few times.
+ * A server that exits or never answers is stopped and the call throws with its log.
  */
 async function startServer(
   name: string,
   cmd: string,
-  args: string[],
-  port: number,
+  args: (port: number) => string[],
   readyPath: string,
   logDir: string,
   timeoutMs = 30_000,
+  pickPort = freePort,
 ): Promise<Server> {
+  for (let tries = 1;; tries++) {
+    try {
+      return await startOn(name, cmd, args, pickPort(), readyPath, logDir, timeoutMs);
+    } catch (err) {
+      if (tries === 5 || !(err instanceof PortTaken)) throw err;
+    }
+  }
+}
+
+/** A server that exited because its port was taken (Go's net: "address already in use"). */
+class PortTaken extends Error {}
+
+async function startOn(
+  name: string,
+  cmd: string,
+  argsFor: (port: number) => string[],
+  port: number,
+  readyPath: string,
+  logDir: string,
+  timeoutMs: number,
+): Promise<Server> {
+  const args = argsFor(port);
   const logPath = `${logDir}/${name}.log`;
   const logFile = Deno.openSync(logPath, { write: true, create: true, truncate: true });
   const child = new Deno.Command(cmd, {
@@ -96,9 +120,16 @@ async function startServer(
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {
-      if (exited) throw new Error(`${name} exited before it answered:\n${log()}`);
+      if (exited) {
+        const text = log();
+        if (/address already in use/i.test(text)) {
+          throw new PortTaken(`${name}: port ${port} taken`);
+        }
+        throw new Error(`${name} exited before it answered:\n${text}`);
+      }
       try {
-        const res = await fetch(url + readyPath);
+        // Bounded: a listener that takes the connection and never answers would hold it.
+        const res = await fetch(url + readyPath, { signal: AbortSignal.timeout(2_000) });
         await res.body?.cancel();
         if (res.status === 200) return server;
       } catch { /* not listening yet */ }
@@ -113,21 +144,28 @@ async function startServer(
   }
 }
 
-/** node_exporter with only the textfile collector, reading `textfileDir`. */
-export function startNodeExporter(textfileDir: string, logDir: string): Promise<Server> {
-  const port = freePort();
+/**
+ * node_exporter with only the textfile collector, reading `textfileDir`; `pickPort` chooses
+ * each port it tries (a test's, to hand it a taken one).
+ */
+export function startNodeExporter(
+  textfileDir: string,
+  logDir: string,
+  pickPort = freePort,
+): Promise<Server> {
   return startServer(
     "node_exporter",
     "prometheus-node-exporter",
-    [
+    (port) => [
       `--web.listen-address=127.0.0.1:${port}`,
       "--collector.disable-defaults",
       "--collector.textfile",
       `--collector.textfile.directory=${textfileDir}`,
     ],
-    port,
     "/metrics",
     logDir,
+    undefined,
+    pickPort,
   );
 }
 
@@ -140,7 +178,6 @@ export function startPrometheus(
   dir: string,
   ruleFiles: string[] = [],
 ): Promise<Server> {
-  const port = freePort();
   const config = [
     "global:",
     "  scrape_interval: 1s",
@@ -159,12 +196,11 @@ export function startPrometheus(
   return startServer(
     "prometheus",
     "prometheus",
-    [
+    (port) => [
       `--config.file=${dir}/prometheus.yml`,
       `--storage.tsdb.path=${dir}/data`,
       `--web.listen-address=127.0.0.1:${port}`,
     ],
-    port,
     "/-/ready",
     dir,
     60_000,

@@ -110,7 +110,10 @@ Deno.test("recipe: a pid file that survives PID reuse", async (t) => {
       assert(started[2] !== Deno.pid);
     });
   } finally {
-    for (const pid of started.filter((p) => !ended.has(p))) {
+    // Only the watchers it started: never this runner (step 4 wrote its pid into the file, and
+    // a recipe that failed to start one would leave it there), never a pid seen gone.
+    const watchers = started.filter((p) => p !== Deno.pid && !ended.has(p) && isWatcher(p));
+    for (const pid of watchers) {
       try {
         Deno.kill(pid, "SIGKILL");
       } catch { /* gone */ }
@@ -119,6 +122,15 @@ Deno.test("recipe: a pid file that survives PID reuse", async (t) => {
 });
 
 /** Running: not gone and not a zombie waiting to be reaped. */
+/** Whether `pid` runs the test's watcher (`exec sleep 300`), read from its command line. */
+function isWatcher(pid: number): boolean {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/cmdline`) === "sleep\x00300\x00";
+  } catch {
+    return false;
+  }
+}
+
 function running(pid: number): boolean {
   try {
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
