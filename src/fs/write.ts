@@ -108,7 +108,7 @@ function createWithMode(path: string, mode: number): Deno.FsFile {
   const file = Deno.openSync(path, { write: true, createNew: true, mode });
   let narrowed: boolean;
   try {
-    narrowed = ((file.statSync().mode ?? mode) & 0o7777) !== mode;
+    narrowed = ((file.statSync().mode ?? mode) & 0o777) !== (mode & 0o777);
   } catch (err) {
     file.close();
     throw err;
