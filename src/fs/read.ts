@@ -124,7 +124,9 @@ export function readJson(path: string): FileResult<unknown> | null {
 export function openRegular(
   path: string,
   what: string,
-  options: Deno.OpenOptions,
+  // Neither truncate (done by the open, before the handle is checked: through a link swapped
+  // in) nor createNew (openRegular's own to set).
+  options: Omit<Deno.OpenOptions, "truncate" | "createNew">,
   beforeOpen?: () => void,
 ): Deno.FsFile | null {
   for (let tries = 1;; tries++) {

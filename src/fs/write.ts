@@ -67,9 +67,9 @@ let tempCounter = 0;
 /**
  * Writes a fresh temp file beside `path` with `fill` and returns its name (`temp`, or a
  * unique one). The file is created O_CREAT|O_EXCL (createNew), which never follows a link at
- * the name, with its final `mode` (the umask cleared for the open: a mode set afterwards by
- * path would follow a link another user swapped in at the temp name of a shared directory,
- * issue 24 item 2), so nothing is done to it by name before the rename.
+ * the name, with its final `mode` (createWithMode: a mode set afterwards by path would follow
+ * a link another user swapped in at the temp name of a shared directory, issue 24 item 2), so
+ * nothing is done to it by name before the rename.
  */
 function writeTemp(
   path: string,
@@ -79,14 +79,18 @@ function writeTemp(
   temp?: string,
 ): string {
   // Unique enough with createNew (O_EXCL) behind it; crypto would cost ~1 ms to load.
-  const tmp = temp ??
-    `${path}.${Deno.pid}.${(++tempCounter).toString(36)}${
-      Math.floor(Math.random() * 2 ** 32).toString(36)
-    }.tmp`;
+  const fresh = () =>
+    temp ??
+      `${path}.${Deno.pid}.${(++tempCounter).toString(36)}${
+        Math.floor(Math.random() * 2 ** 32).toString(36)
+      }.tmp`;
+  let tmp = fresh();
   // A fixed name may hold a killed writer's file (or anything): removed, never opened.
   if (temp !== undefined) removeQuietly(tmp);
   try {
-    using file = createWithMode(tmp, mode);
+    const made = createWithMode(tmp, mode, fresh);
+    tmp = made.path;
+    using file = made.file;
     fill(file);
     if (durable) file.syncDataSync();
   } catch (err) {
@@ -97,14 +101,22 @@ function writeTemp(
 }
 
 /**
- * A new file (O_EXCL: never through a link) whose mode is `mode` exactly, not narrowed by the
- * umask. The umask is cleared only when it did narrow the mode (umask 077 and a 0644
- * textfile): it is the process's, so a thread creating a file or a child meanwhile would get
- * none (a test runner's other tests: a unit file written 0666, a shell whose files were all
- * writable by others). The first file, made under the umask, is removed unused.
+ * A new file (O_EXCL: never through a link) at `path` whose mode is `mode` exactly, not
+ * narrowed by the umask, and the name it was made at. The umask is cleared only when it did
+ * narrow the mode (umask 077 and a 0644 textfile): it is the process's, so a thread creating a
+ * file or a child meanwhile would get none (a test runner's other tests: a unit file written
+ * 0666, a shell whose files were all writable by others). The first file, made under the
+ * umask, is then removed unused and the file made again at `another()` name: in a shared
+ * directory another user who saw the first name could take it between the two.
  */
-function createWithMode(path: string, mode: number): Deno.FsFile {
-  if (Deno.build.os === "windows") return Deno.openSync(path, { write: true, createNew: true });
+function createWithMode(
+  path: string,
+  mode: number,
+  another: () => string,
+): { file: Deno.FsFile; path: string } {
+  if (Deno.build.os === "windows") {
+    return { file: Deno.openSync(path, { write: true, createNew: true }), path };
+  }
   const file = Deno.openSync(path, { write: true, createNew: true, mode });
   let narrowed: boolean;
   try {
@@ -113,12 +125,13 @@ function createWithMode(path: string, mode: number): Deno.FsFile {
     file.close();
     throw err;
   }
-  if (!narrowed) return file;
+  if (!narrowed) return { file, path };
   file.close();
   removeQuietly(path);
+  const again = another();
   const umask = Deno.umask(0);
   try {
-    return Deno.openSync(path, { write: true, createNew: true, mode });
+    return { file: Deno.openSync(again, { write: true, createNew: true, mode }), path: again };
   } finally {
     Deno.umask(umask);
   }

@@ -74,3 +74,44 @@ Deno.test({
   assertEquals(r.code, 0, new TextDecoder().decode(r.stderr));
   assertEquals((Deno.statSync(textfile).mode! & 0o7777).toString(8), "644");
 });
+
+/**
+ * Under umask 077 the 0644 textfile's first temp file is made, found narrowed, removed and
+ * made again with the umask cleared: another user watching the shared directory who takes the
+ * removed name meanwhile (planted here at the removal itself) must not make the write fail.
+ */
+const TAKER = `
+import { writeAtomic } from "./src/fs/write.ts";
+const [target] = Deno.args;
+const remove = Deno.removeSync;
+let taken = "";
+Deno.removeSync = (path, options) => {
+  remove(path, options);
+  if (taken === "" && String(path).endsWith(".tmp")) {
+    taken = String(path);
+    Deno.writeTextFileSync(taken, "theirs", { createNew: true });
+  }
+};
+writeAtomic(target, "ours\\n", false, undefined, 0o644);
+console.log(taken);
+`;
+
+Deno.test({
+  name: "a temp name taken while the umask is cleared does not fail the write",
+  ignore: Deno.build.os === "windows",
+}, async () => {
+  await using dir = await tempDir();
+  const target = `${dir.path}/roster.prom`;
+  const r = await new Deno.Command("sh", {
+    args: ["-c", 'umask 077 && exec "$@"', "sh", Deno.execPath(), "eval", TAKER, target],
+    cwd: new URL("../../", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assertEquals(r.code, 0, new TextDecoder().decode(r.stderr));
+  const taken = new TextDecoder().decode(r.stdout).trim();
+  assert(taken.startsWith(`${target}.`), `the first temp name was removed: ${taken}`);
+  assertEquals(Deno.readTextFileSync(taken), "theirs");
+  assertEquals(Deno.readTextFileSync(target), "ours\n");
+  assertEquals((Deno.statSync(target).mode! & 0o7777).toString(8), "644");
+});
