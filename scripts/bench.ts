@@ -101,15 +101,6 @@ async function measure(c: Case): Promise<Measured> {
   return { ms: cpu / 1000, wallMs: wall / 1000, rssKiB: rss };
 }
 
-async function runOnce(c: Case): Promise<number> {
-  const m = await measure(c);
-  walls.get(c.name)?.push(m.wallMs);
-  return m.ms;
-}
-
-/** Wall-clock samples of the cases of the last interleaved() call, for the load note. */
-let walls = new Map<string, number[]>();
-
 /**
  * Medians of interleaved runs: `get` the measure (CPU ms with the stopwatch), `wall` the clock;
  * `ratio` and `wallRatio` one case's against another's, round by round (pairedRatio).
@@ -124,20 +115,20 @@ interface Timings {
 /** Median ms of each case, run round-robin so drift on a shared machine hits them alike. */
 async function interleaved(cases: Case[], runs: number): Promise<Timings> {
   const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
-  walls = new Map(cases.map((c) => [c.name, []]));
+  const clocks = new Map<string, number[]>(cases.map((c) => [c.name, []]));
   for (const c of cases) {
     c.before?.();
-    await runOnce(c); // warm-up: module cache, page cache
+    await measure(c); // warm-up: module cache, page cache
   }
   for (let r = 0; r < runs; r++) {
     for (const c of cases) {
       c.before?.();
-      samples.get(c.name)!.push(await runOnce(c));
+      const m = await measure(c);
+      samples.get(c.name)!.push(m.ms);
+      clocks.get(c.name)!.push(m.wallMs);
     }
   }
   const measured = new Map([...samples].map(([k, v]) => [k, median(v)]));
-  // Each case's first wall-clock sample is its warm-up run's.
-  const clocks = new Map([...walls].map(([k, v]) => [k, v.slice(1)]));
   const clock = new Map([...clocks].map(([k, v]) => [k, median(v)]));
   return {
     get: (name) => measured.get(name),

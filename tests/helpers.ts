@@ -56,8 +56,6 @@ export const LEAKY: readonly string[] = [
   "ROSTER_SESSION_PID",
   "CLAUDE_PID",
   "ROSTER_AGENT",
-  "ROSTER_SESSION_ID",
-  "CLAUDE_CODE_SESSION_ID",
   "CLAUDE_CONFIG_DIR",
   "TMUX_PANE",
   "ROSTER_RUNTIME",
@@ -66,9 +64,9 @@ export const LEAKY: readonly string[] = [
   "ROSTER_CWD_GONE",
   // Set by an outer `deno task` (deno task ok): a nested `deno task roster` would run there.
   "INIT_CWD",
-  // Every harness's session id roster reads, a harness's own home, the store's XDG place, the
-  // housekeeping and model settings, and an outer tmux: a run inside Codex, Gemini CLI or tmux,
-  // or a CI machine that sets one, is no different.
+  // Every session id roster reads (ROSTER_SESSION_ID and each harness's), a harness's own home,
+  // the store's XDG place, the housekeeping and model settings, and an outer tmux: a run inside
+  // Codex, Gemini CLI or tmux, or a CI machine that sets one, is no different.
   ...DECLARED_SESSION_VARS,
   "ROSTER_NATIVE_SESSION_ID",
   "ROSTER_RETENTION",
@@ -79,7 +77,7 @@ export const LEAKY: readonly string[] = [
   "PI_CODING_AGENT_DIR",
   "PI_CODING_AGENT_SESSION_DIR",
   "TMUX",
-].filter((v, i, all) => all.indexOf(v) === i);
+];
 
 /** This process's environment without the LEAKY variables. */
 export function cleanEnv(): Record<string, string> {
@@ -230,15 +228,16 @@ export async function pauseMarker(
   const ended = () => exited = true;
   child.status.then(ended, ended);
   const marker = `${dir}/.pause-${point}-${child.pid}`;
-  for (const until = Date.now() + HANG_MS; Date.now() < until;) {
+  const there = () => {
     try {
       Deno.lstatSync(marker);
-      return marker;
-    } catch { /* not there yet */ }
-    if (exited) return null;
-    await new Promise((ok) => setTimeout(ok, 10));
-  }
-  throw new Error(`${point}: no pause within ${HANG_MS} ms`);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  await waitUntil(() => there() || exited, `${point}: a pause`);
+  return there() ? marker : null;
 }
 
 /** Writes `text` to `child`'s stdin and closes it. */

@@ -71,7 +71,10 @@ export function settingsPath(harness: Harness, base: string, project: boolean): 
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/** The directory a settings file is in. */
+/**
+ * The directory a settings file is in. Not fs/path.ts's parentOf: settingsPath joins with "/"
+ * on every OS (the harnesses' own spelling), and parentOf splits at this OS's separator.
+ */
 function dirOf(path: string): string {
   return path.slice(0, path.lastIndexOf("/")) || "/";
 }

@@ -7,6 +7,7 @@
 import { assertEquals, assertMatch } from "../assert.ts";
 import { installed, rosterJson, tempDir } from "../helpers.ts";
 import type { Row } from "../../src/registry/row.ts";
+import { parentOf } from "../../src/fs/path.ts";
 import { Harness, hookCommands, installRoster, recipe, recipeEnv, standIn } from "./harness.ts";
 
 const [START] = hookCommands(recipe("codex"), "SessionStart");
@@ -142,9 +143,13 @@ Deno.test({
         // nothing of the server: the hook asks what the process is, and writes to its session.
         const [PROMPT] = hookCommands(recipe("codex"), "UserPromptSubmit");
         const [a] = (await rows()).filter((r) => r.session_id === "thread-a");
-        const plain = `${a.path!.slice(0, a.path!.lastIndexOf("/"))}/${server.pid}.json`;
-        const stale = { ...JSON.parse(Deno.readTextFileSync(a.path!)) };
-        Object.assign(stale, { start_token: null, hosted: false, session_id: "old-session" });
+        const plain = `${parentOf(a.path!)}/${server.pid}.json`;
+        const stale = {
+          ...JSON.parse(Deno.readTextFileSync(a.path!)),
+          start_token: null,
+          hosted: false,
+          session_id: "old-session",
+        };
         Deno.writeTextFileSync(plain, JSON.stringify(stale, null, 2) + "\n", { mode: 0o600 });
         try {
           const r = await server.hook(PROMPT, input("thread-b", "UserPromptSubmit"));

@@ -111,8 +111,9 @@ Deno.test("recipe: a pid file that survives PID reuse", async (t) => {
     });
   } finally {
     // Only the watchers it started: never this runner (step 4 wrote its pid into the file, and
-    // a recipe that failed to start one would leave it there), never a pid seen gone.
-    const watchers = started.filter((p) => p !== Deno.pid && !ended.has(p) && isWatcher(p));
+    // a recipe that failed to start one would leave it there), never a pid seen gone (another
+    // test's `sleep 300` may hold it now).
+    const watchers = started.filter((p) => !ended.has(p) && isWatcher(p));
     for (const pid of watchers) {
       try {
         Deno.kill(pid, "SIGKILL");
@@ -121,7 +122,6 @@ Deno.test("recipe: a pid file that survives PID reuse", async (t) => {
   }
 });
 
-/** Running: not gone and not a zombie waiting to be reaped. */
 /** Whether `pid` runs the test's watcher (`exec sleep 300`), read from its command line. */
 function isWatcher(pid: number): boolean {
   try {
@@ -131,6 +131,7 @@ function isWatcher(pid: number): boolean {
   }
 }
 
+/** Running: not gone and not a zombie waiting to be reaped. */
 function running(pid: number): boolean {
   try {
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
