@@ -2,7 +2,8 @@
  * `deno task bench`: roster against its floors, every figure a ratio to a floor measured in
  * the same run: start-up against a hello world started the same way (from the bundle that
  * `deno compile` embeds, scripts/bundle.ts, built fresh into this run's work dir so it cannot be
- * stale, and, for information, from the sources), `list` and `prune`
+ * stale, and, for information, from the sources; `activity`'s system calls also alone, from
+ * scripts/floor/activity_floor.ts, to show what of a hook's cost is its I/O), `list` and `prune`
  * against small C programs (scripts/floor/*.c, built here with the system compiler) that read
  * the same files and /proc entries, and against the same calls made from Deno through FFI
  * (scripts/floor/*_ffi.ts: the runtime's own floor), each floor checked to judge the store as
@@ -27,7 +28,14 @@ import { parseStat } from "../src/process/linux_proc.ts";
 import { placeDirName } from "../src/registry/layout.ts";
 import { V8_FLAGS } from "./build.ts";
 import { bundle, ENTRY } from "./bundle.ts";
-import { aliveCount, buildFloors, ffiFloor, recordNames, stdoutOf } from "./floor/floors.ts";
+import {
+  activityFloor,
+  aliveCount,
+  buildFloors,
+  ffiFloor,
+  recordNames,
+  stdoutOf,
+} from "./floor/floors.ts";
 import { median, pairedRatio } from "./stats.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -462,6 +470,8 @@ async function main() {
     ];
     const start = await interleaved([
       { name: "floor", cmd: floorCmd },
+      // activity's own calls with none of roster's code: what of its cost is the I/O it does.
+      { name: "activity I/O", cmd: activityFloor(hostDir(one), spare[0], "bench") },
       ...hooks.flatMap(([name, _label, args, codes]): Case[] => {
         const before = name === "unregister" ? restoreUnreg : undefined;
         return [
@@ -489,6 +499,20 @@ async function main() {
         verdict(r, 1.25),
       );
     }
+    row(
+      "start-up: `activity`'s system calls alone, from a minimal script (its I/O floor)",
+      `${fmt(start.get("activity I/O")!)} ms`,
+      `${fmt(floor)} ms`,
+      ratio(start.ratio("activity I/O", "floor")),
+      ratio(start.wallRatio("activity I/O", "floor")),
+      "",
+      "",
+    );
+    notes.push(
+      `\`activity\` from the bundle against its I/O floor: ` +
+        `${ratio(start.ratio("bundle activity", "activity I/O"))} (roster's own code: loading it ` +
+        "and running it)",
+    );
     // The same rows as the ratio of the two medians, the figure before pairedRatio: beside it,
     // a reader sees what pairing the rounds moved (the middle, or only the spread).
     notes.push(

@@ -44,6 +44,23 @@ export function ffiFloor(program: "list" | "prune", hostDir: string): string[] {
 }
 
 /**
+ * The I/O floor of `roster activity --tool-start <toolId> --pid <pid>` over a host directory
+ * (activity_floor.ts), under roster's flags.
+ */
+export function activityFloor(hostDir: string, pid: number, toolId: string): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    "-A",
+    ...V8_FLAGS,
+    `${FLOOR_SRC}activity_floor.ts`,
+    hostDir,
+    `${pid}`,
+    toolId,
+  ];
+}
+
+/**
  * How many records a listing calls alive: roster's `list --all --json` and the list floors
  * alike write `"liveness": "alive"` once per live record.
  */

@@ -2,6 +2,7 @@
  * The benchmark's floors (scripts/floor/): built as the bench builds them, run over a small
  * store of real processes, they must judge each record as roster does (a floor that calls a
  * live record dead skips work and halves its own cost), and prune must remove exactly the dead.
+ * activity's I/O floor must change a record as `roster activity` does.
  */
 import { assertEquals } from "../assert.ts";
 import {
@@ -14,6 +15,7 @@ import {
   tempDir,
 } from "../helpers.ts";
 import {
+  activityFloor,
   aliveCount,
   buildFloors,
   ffiFloor,
@@ -102,4 +104,50 @@ Deno.test("floor programs judge liveness as roster does", async (t) => {
       for (const [pid, path] of named) assertEquals(path, `${copy}/${pid}.json`);
     });
   }
+});
+
+Deno.test("activity's I/O floor changes a record as roster activity does", async () => {
+  await using tmp = await tempDir("roster-floor-");
+  await using ours = spawnSleeper();
+  await using floors = spawnSleeper();
+  const home = `${tmp.path}/home`;
+  const dir = hostDir(home);
+  for (const pid of [ours.pid, floors.pid]) {
+    const reg = await roster(["register", "--pid", `${pid}`, "--home", home, "-q"]);
+    assertEquals(reg.code, 0, reg.stderr);
+  }
+  // Twice each: the second call finds the call already open and must not add it again.
+  for (let i = 0; i < 2; i++) {
+    const r = await roster([
+      "activity",
+      "--tool-start",
+      "call-1",
+      "--pid",
+      `${ours.pid}`,
+      "--home",
+      home,
+      "-q",
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+    await stdoutOf(activityFloor(dir, floors.pid, "call-1"));
+  }
+  // What differs between two sessions' records, and the times of the change.
+  const comparable = (pid: number) => {
+    const r = JSON.parse(Deno.readTextFileSync(`${dir}/${pid}.json`));
+    for (const f of ["session_pid", "start_token", "process_started_at", "registered_at"]) {
+      delete r[f];
+    }
+    delete r.registrar.pid;
+    assertEquals(typeof r.activity_at, "string");
+    delete r.activity_at;
+    for (const c of r.open_tool_calls) delete c.started_at;
+    return r;
+  };
+  const floorsRecord = comparable(floors.pid);
+  assertEquals(floorsRecord.open_tool_calls, [{ id: "call-1", name: null }]);
+  assertEquals(floorsRecord, comparable(ours.pid));
+  // roster reads the floor's record as one of its own.
+  const rows = await rosterJson<{ session_pid: number; activity: string }[]>(home, ["list"]);
+  assertEquals(rows.find((r) => r.session_pid === floors.pid)?.activity, "working");
+  assertEquals(Deno.readDirSync(dir).filter((e) => e.name.endsWith(".tmp")).toArray(), []);
 });
