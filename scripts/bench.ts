@@ -17,9 +17,8 @@
  * time (user + system, from wait4's rusage), which a loaded shared machine moves far less than
  * the wall clock; without a C compiler they are wall-clock times.
  *
- * Flags: --runs N (start-up and register runs, default 45: at 15, one run's ratio of a hook to the
- * hello world moved by about 0.04 either way, as much as a hook's margin under its bound),
- * --big-runs N (runs per store size, default 5),
+ * Flags: --runs N (start-up and register runs, default 15), --big-runs N (runs per store size,
+ * default 5),
  * --sizes 1000,10000,100000, --quick (runs 5, big runs 3, sizes 1000,10000), --startup (only
  * the start-up rows: a hook command's figure in a few minutes).
  */
@@ -52,7 +51,7 @@ interface Options {
 
 function options(argv: string[]): Options {
   const opts: Options = {
-    runs: 45,
+    runs: 15,
     bigRuns: 5,
     sizes: [1_000, 10_000, 100_000],
     startupOnly: false,
