@@ -124,12 +124,15 @@ const ERROR_LINES = 12;
 /**
  * The first lines of each error in Deno's ERRORS list in `out`, under its test's name: the
  * end of the log repeats them, so that a reader who sees only its tail (a CI page) still
- * learns why each test failed, not only which. Only the headers of tests the FAILURES list
- * names start an entry (a header inside a message is the message's); stack frames and code
- * excerpts are left out.
+ * learns why each test failed, not only which. Only the headers of the tests the FAILURES list
+ * names (`failedNames`, failedTests of `out`: passed in where the caller has it) start an entry (a
+ * header inside a message is the message's); stack frames and code excerpts are left out.
  */
-export function failureMessages(out: string): string[][] {
-  const failed = new Set(failedTests(out));
+export function failureMessages(
+  out: string,
+  failedNames: readonly string[] = failedTests(out),
+): string[][] {
+  const failed = new Set(failedNames);
   const lines = plainLines(out).map((l) => l.trimEnd());
   const start = lines.findIndex((l) => l.trim() === "ERRORS");
   const end = lines.findLastIndex((l) => l.trim() === "FAILURES");
@@ -330,13 +333,14 @@ export async function runStage(stage: Stage, scale: number): Promise<StageResult
     if ((timedOut || code !== 0) && counts.failed === 0) counts.failed = 1;
   }
   const state = timedOut ? "timed out" : code === 0 && counts.failed === 0 ? "ok" : "failed";
+  const failed = failedTests(report);
   return {
     name: stage.name,
     status: state,
     seconds,
     unfinished,
-    failedTests: failedTests(report),
-    failures: failureMessages(report),
+    failedTests: failed,
+    failures: failureMessages(report, failed),
     ...counts,
   };
 }

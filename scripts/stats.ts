@@ -12,7 +12,7 @@ export function median(xs: readonly number[]): number {
  * round by round. Runs of one round share the machine's state of that moment (another tenant's
  * load, the CPU's clock), so each round's ratio cancels it where a ratio of the two medians,
  * each taken over every round, cancels it only on the whole. Around the same middle, it moves
- * less from run to run: by half for two cases alone, a little in the bench's rounds of fifteen
+ * less from run to run: by half for two cases alone, a little in the bench's rounds of many cases
  * (docs/performance.md, stop 34).
  */
 export function pairedRatio(a: readonly number[], b: readonly number[]): number {
