@@ -121,9 +121,9 @@ export class Context {
     this.stdout.write(terminalJson(JSON.stringify(value, null, 2)));
   }
 
-  /** A message on stderr, escaped line by line. */
-  err(text: string) {
-    this.stderr.write(printableLines(text));
+  /** A message on stderr, escaped line by line; `escaped`: made printable by its caller. */
+  err(text: string, escaped = false) {
+    this.stderr.write(escaped ? text : printableLines(text));
   }
 }
 

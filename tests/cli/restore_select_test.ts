@@ -2,7 +2,8 @@
  * The pure halves of `roster restore`: the resume-command table (src/registry/owner.ts) and
  * which sessions are relaunched and why the others are not (src/cli/restore/select.ts).
  */
-import { assertEquals, assertMatch } from "../assert.ts";
+import { assert, assertEquals, assertMatch } from "../assert.ts";
+import { isValidKey } from "../../src/continuation/schema.ts";
 import { resumeCommand } from "../../src/registry/owner.ts";
 import { NO_LIFECYCLE } from "../../src/registry/record.ts";
 import type { Row } from "../../src/registry/row.ts";
@@ -53,6 +54,7 @@ function select(rows: Row[], extra: Partial<Parameters<typeof selectSessions>[1]
     maxFailures: 3,
     attempts: () => null,
     onPath: () => true,
+    isDirectory: () => true,
     ...extra,
   }).map((c) => [c.row.session_pid, c.action, c.reason, c.command]);
 }
@@ -200,9 +202,54 @@ Deno.test("selectSessions: what is relaunched, and why the rest is not", async (
     assertEquals(select(rows, { agents: ["pi"] }).map((o) => o[0]), [2]);
     assertEquals(select(rows, { sessionIds: ["a"] }).map((o) => o[0]), [1]);
   });
+  await t.step("a newer record speaks for its session, whatever is decided of it", () => {
+    // Resumed by hand, then parked or ended on its own: the older crash is not brought back.
+    const newers: Partial<Row>[] = [{ reason: "parked" }, { ended_reason: "exit:0" }];
+    for (const newer of newers) {
+      const out = select([
+        row({ session_pid: 1, registered_at: "2026-12-02T04:00:00Z" }),
+        row({ session_pid: 2, ...newer }),
+      ]);
+      assertEquals(out.map((o) => [o[0], o[1]]), [[2, "skip"], [1, "skip"]]);
+      assertEquals(out[1][2], "superseded by the newer record of pid 2");
+    }
+    // Given up on: the older one is not tried in its place.
+    const out = select([
+      row({ session_pid: 1, start_token: "1", registered_at: "2026-12-02T04:00:00Z" }),
+      row({ session_pid: 2, start_token: "2" }),
+    ], {
+      attempts: (key) =>
+        key.endsWith("-2") ? { failures: 3, last_reason: "x", gave_up_at: null } : null,
+    });
+    assertEquals(out.map((o) => [o[0], o[1], o[2]]), [
+      [2, "skip", "gave up after 3 failed relaunches: x"],
+      [1, "skip", "superseded by the newer record of pid 2"],
+    ]);
+  });
+  await t.step("a working directory gone, unknown or relative: skipped, never elsewhere", () => {
+    const out = select([
+      row({ session_pid: 1, session_id: "a", cwd: "/gone" }),
+      row({ session_pid: 2, session_id: "b", cwd: "" }),
+      row({ session_pid: 3, session_id: "c", cwd: "-" }),
+      row({ session_pid: 4, session_id: "d", cwd: "/here" }),
+    ], { isDirectory: (p) => p === "/here" });
+    assertEquals(out.map((o) => [o[0], o[2]]), [
+      [1, "its working directory is gone: /gone"],
+      [2, "its working directory is not recorded"],
+      [3, "its working directory is not an absolute path: -"],
+      [4, "dead (exited)"],
+    ]);
+  });
   await t.step("one key per interruption, safe as a ledger file name", () => {
     assertEquals(restoreKey(row({})), "r-sid-1-5000");
-    assertEquals(restoreKey(row({ session_id: "a/b c", start_token: null })), "r-a_b_c-100");
+    const key = (over: Partial<Row>) => restoreKey(row(over));
+    // Ids a file name cannot hold as they are: a readable prefix and a hash of the whole.
+    assertMatch(key({ session_id: "a/b c", start_token: null }), /^r-a_b_c-100-[0-9a-f]{32}$/);
+    assert(key({ session_id: "a:b" }) !== key({ session_id: "a_b" }));
+    const long = "x".repeat(130);
+    const [a, b] = [key({ session_id: `${long}A` }), key({ session_id: `${long}B` })];
+    assert(a !== b, a);
+    for (const k of [a, b, key({ session_id: "a/b c" })]) assert(isValidKey(k), k);
   });
 });
 

@@ -170,8 +170,7 @@ while :; do sleep 1; done
 type Machine = Awaited<ReturnType<typeof machine>>;
 
 /** A Claude Code session in `cwd`, registered by its start hook and then killed (SIGKILL). */
-async function crashed(m: Machine, sid: string): Promise<number> {
-  const cwd = `${m.home}/work/${sid}`;
+async function crashed(m: Machine, sid: string, cwd = `${m.home}/work/${sid}`): Promise<number> {
   Deno.mkdirSync(cwd, { recursive: true });
   const child = new Deno.Command(`${m.bin}/claude`, {
     cwd,
@@ -480,8 +479,88 @@ Deno.test({
     assertEquals(r.code, 1, r.stdout + r.stderr);
     assertMatch(r.stderr, /tmux is not installed.*roster restore --print/);
     assertEquals(m.launches().length, 1, "only the crashed session's own launch");
+    const made = (path: string) => {
+      try {
+        return Deno.lstatSync(path).isDirectory;
+      } catch {
+        return false;
+      }
+    };
+    assertEquals(made(`${m.store}/continuations/restore`), false, "nothing made");
     const list = await m.sh(`${m.bin}/roster`, ["continuation-list", "--json"]);
     assertEquals(JSON.parse(list.stdout), []);
+  },
+});
+
+Deno.test({
+  name: "restore: a session's directory is taken as it is, and one gone is never replaced",
+  ...opts,
+  async fn(t) {
+    await using root = await tempDir();
+    await using m = await machine(root.path);
+    await t.step(
+      "tmux reads no format in it: #(...) runs nothing, #S is two characters",
+      async () => {
+        const cwd = `${m.home}/work/lang-C#Sharp #(touch roster-ran-this)`;
+        const pid = await crashed(m, "S-hash", cwd);
+        const r = await m.restore(["--json"]);
+        assertEquals(r.code, 0, r.stderr);
+        const [o] = JSON.parse(r.stdout) as Report[];
+        assertEquals([o.session_pid, o.result, o.cwd], [pid, "restored", cwd]);
+        assertEquals(m.launches().at(-1), `S-hash ${cwd}`);
+        const next = rowOf(await m.rows(), o.successor_pid!)!;
+        assertEquals(next.cwd, cwd);
+        for (const dir of [root.path, m.home, `${m.home}/work`, Deno.cwd()]) {
+          assertEquals(readOr(`${dir}/roster-ran-this`, "none"), "none", dir);
+        }
+      },
+    );
+    await t.step("a directory gone: skipped with why, and back when it is", async () => {
+      const cwd = `${m.home}/work/S-gone`;
+      const pid = await crashed(m, "S-gone", cwd);
+      Deno.removeSync(cwd);
+      const launched = m.launches().length;
+      const r = await m.restore(["--json", "--session-id", "S-gone"]);
+      assertEquals(r.code, 0, r.stderr);
+      const [o] = JSON.parse(r.stdout) as Report[];
+      assertEquals([o.session_pid, o.action, o.result], [pid, "skip", "skipped"]);
+      assertEquals(o.reason, `its working directory is gone: ${cwd}`);
+      assertEquals(m.launches().length, launched, "nothing launched elsewhere");
+      Deno.mkdirSync(cwd);
+      const again = await m.restore(["--json", "--session-id", "S-gone"]);
+      const [p] = JSON.parse(again.stdout) as Report[];
+      assertEquals([again.code, p.result], [0, "restored"], again.stderr);
+      assertEquals(m.launches().at(-1), `S-gone ${cwd}`);
+    });
+    await t.step("--print into a pipe: each path exactly as the shell will read it", async () => {
+      const cwd = `${m.home}/work/tab\there \\xz'q`;
+      await crashed(m, "S-tab", cwd);
+      const r = await m.restore(["--print", "--session-id", "S-tab"]);
+      assertEquals(r.code, 0, r.stderr);
+      const cd = r.stdout.slice(0, r.stdout.indexOf(" && env "));
+      const pwd = await m.sh("sh", ["-c", `${cd} && pwd`]);
+      assertEquals([pwd.code, pwd.stdout], [0, `${cwd}\n`], r.stdout + pwd.stderr);
+    });
+    await t.step("a record's id makes no line of its own in what restore says", async () => {
+      const pid = await crashed(m, "S-line");
+      const [file] = [...Deno.readDirSync(`${m.store}/places`)].flatMap((d) =>
+        [...Deno.readDirSync(`${m.store}/places/${d.name}`)]
+          .filter((e) => e.name === `${pid}.json`)
+          .map((e) => `${m.store}/places/${d.name}/${e.name}`)
+      );
+      const record = JSON.parse(Deno.readTextFileSync(file));
+      record.session_id = "zz)\nwould relaunch claude 4242 (S-legit): claude --resume S-legit";
+      Deno.writeTextFileSync(file, JSON.stringify(record));
+      const r = await m.restore(["--dry-run"]);
+      assertEquals(r.code, 0, r.stderr);
+      const lines = r.stdout.split("\n").filter((l) => l.includes(`claude ${pid} `));
+      assertEquals(lines.length, 1, r.stdout);
+      assertMatch(lines[0], /^skip claude \d+ \(zz\)\\x0awould relaunch .*not one a harness/);
+      assertEquals(
+        r.stdout.split("\n").filter((l) => l.startsWith("would relaunch claude 4242")),
+        [],
+      );
+    });
   },
 });
 

@@ -11,6 +11,7 @@ import { forEachRow } from "../../registry/scan.ts";
 import { parseDuration } from "../../time.ts";
 import type { Parsed } from "../args.ts";
 import { absolutePath, type Context } from "../context.ts";
+import { printable } from "../terminal.ts";
 import { oneAtATime, readAttempts, restoreDir } from "../restore/attempts.ts";
 import {
   type ContinueResult,
@@ -70,6 +71,15 @@ function count(args: Parsed, name: string, dflt: number): number {
   return Number(v);
 }
 
+/** Whether `path` is a directory (links followed). */
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
 /** Whether an executable named `bin` is on `path`. */
 function onPath(path: string | undefined, bin: string): boolean {
   for (const dir of (path ?? "").split(":")) {
@@ -109,6 +119,8 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const ledger = flag === undefined ? defaultLedger(ctx.home) : absolutePath(flag, "--ledger");
   const judge = await ctx.judge();
   const live = !dryRun && !print;
+  // Outside tmux (none installed) nothing can be relaunched: say so before anything is made.
+  if (live) await tmux(["-V"]);
   const dir = restoreDir(ledger, ctx.home, live);
   const select = () => {
     const rows: Row[] = [];
@@ -121,28 +133,39 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       maxFailures: timing.maxFailures,
       attempts: (key) => readAttempts(dir, key),
       onPath: (bin) => onPath(envOf("PATH"), bin),
+      isDirectory,
     });
   };
   const terminal = Deno.stderr.isTerminal();
+  // A line a session: escaped whole, so that a record's text (an id, a directory) that holds a
+  // line break cannot make a line of its own.
+  const say = (line: string) => ctx.out(printable(line), true);
   const progress = (line: string) => {
     if (args.has("quiet")) return;
-    if (!ctx.json) ctx.out(line);
-    else if (terminal) ctx.err(line);
+    if (!ctx.json) say(line);
+    else if (terminal) ctx.err(printable(line), true);
   };
 
   if (!live) {
     const chosen = select();
     if (ctx.json) ctx.printJson(chosen.map(report));
     else if (print) {
+      // Into a file or a pipe, the commands exactly (single quotes keep every byte); on a
+      // terminal, escaped like all else roster shows there (a tab is then `\x09`).
+      const exact = !Deno.stdout.isTerminal();
       for (const c of chosen) {
         if (c.action !== "relaunch") continue;
         const env = relaunchEnv(c, ctx.home, envOf).map(([k, v]) => `${k}=${shq(v)}`);
-        ctx.out(`cd ${shq(c.row.cwd!)} && env ${env.join(" ")} ${c.command!.map(shq).join(" ")}`);
+        const line = `cd ${shq(c.row.cwd!)} && env ${env.join(" ")} ${
+          c.command!.map(shq).join(" ")
+        }`;
+        if (exact) ctx.stdout.write(line);
+        else ctx.out(line);
       }
     } else {
       if (chosen.length === 0) ctx.out("Nothing to restore");
       for (const c of chosen) {
-        ctx.out(
+        say(
           c.action === "relaunch"
             ? `would relaunch ${describe(c.row)}: ${c.command!.join(" ")} (${c.reason})` +
               (c.registersAtFirstPrompt ? FIRST_PROMPT : "")
@@ -153,8 +176,6 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     return 0;
   }
 
-  // Outside tmux (none installed) nothing can be relaunched: say so before anything is planned.
-  await tmux(["-V"]);
   const place: Place = { home: ctx.home, host: ctx.host, ledger, dir: dir!, judge };
   const reports: RestoreReport[] = [];
   const restored: { report: RestoreReport; restored: Restored }[] = [];
@@ -199,8 +220,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     r.continued = c.sent;
     r.continue_reason = c.reason;
     r.continuation_id = c.continuation_id;
-    const who = `${r.agent || "session"} ${s.successorPid}` +
-      (r.session_id ? ` (${r.session_id})` : "");
+    const who = describe({ ...s.predecessor, session_pid: s.successorPid });
     progress(
       c.sent
         ? `continued ${who} (continuation ${c.continuation_id})`

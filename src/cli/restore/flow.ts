@@ -502,7 +502,8 @@ async function upWithoutHook(
   };
 }
 
-export function describe(row: Row): string {
+/** A session in words for a progress line: "claude 123 (0199a-b)". */
+export function describe(row: Pick<Row, "agent" | "session_pid" | "session_id">): string {
   return `${row.agent || "session"} ${row.session_pid}` +
     (row.session_id ? ` (${row.session_id})` : "");
 }

@@ -5,6 +5,8 @@
  * parked nor resumed nor ended on its own, within retention, its harness can be told its id),
  * it runs nowhere again, and it has no newer record.
  */
+import { isAbsolute } from "../../fs/path.ts";
+import { sessionKey } from "../../registry/layout.ts";
 import { resumeCommand } from "../../registry/owner.ts";
 import { whyNotRestorable } from "../../registry/restorable.ts";
 import type { Row } from "../../registry/row.ts";
@@ -43,12 +45,24 @@ export interface Selection {
   attempts: (key: string) => Attempts | null;
   /** Whether an executable of this name is on the relaunch's PATH. */
   onPath: (bin: string) => boolean;
+  /** Whether this absolute path is a directory (links followed): where tmux starts the relaunch. */
+  isDirectory: (path: string) => boolean;
 }
 
-/** The key of one interruption: the session and the process run that died. */
+/** The most characters a key of the ledger holds (continuation/schema.ts KEY_RULE). */
+const MAX_KEY = 128;
+
+/**
+ * The key of one interruption: the session and the process run that died. Read as it is where
+ * it makes a ledger file name as it is; else a readable prefix and the hash of the whole
+ * (layout.ts sessionKey), so that two interruptions never share a key, a plan or a count of
+ * failures (`a:b` and `a_b`, two long ids alike in their first 128 characters).
+ */
 export function restoreKey(row: Pick<Row, "session_id" | "start_token" | "session_pid">): string {
   const raw = `r-${row.session_id ?? "none"}-${row.start_token ?? row.session_pid ?? "none"}`;
-  return raw.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 128);
+  if (raw.length <= MAX_KEY && /^[A-Za-z0-9._-]+$/.test(raw)) return raw;
+  const hash = sessionKey(raw);
+  return `${raw.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, MAX_KEY - hash.length - 1)}-${hash}`;
 }
 
 const newest = (a: Row, b: Row) =>
@@ -74,10 +88,12 @@ export function selectSessions(rows: Row[], sel: Selection): Candidate[] {
     if (r.liveness === "alive" && r.session_id) live.set(r.session_id, r);
   }
   const picked = rows.filter((r) => interrupted(r) && named(r)).sort(newest);
+  // A session's newest record speaks for it, whatever is decided of it: parked, ended on its
+  // own, given up or relaunched, an older crash of the same session is not brought back.
   const seen = new Map<string, Row>();
   return picked.map((row) => {
     const decision = decide(row, sel, live, seen);
-    if (decision.action === "relaunch" && row.session_id) seen.set(row.session_id, row);
+    if (row.session_id && !seen.has(row.session_id)) seen.set(row.session_id, row);
     return decision;
   });
 }
@@ -115,6 +131,12 @@ function decide(
     );
   }
   if (!sel.onPath(command![0])) return skip(`${command![0]} is not on PATH`);
+  // tmux starts a window whose directory is gone in another one, and says nothing; a harness
+  // resumed there (Claude Code keeps conversations by directory) is not the session it was.
+  const cwd = row.cwd ?? "";
+  if (cwd === "") return skip("its working directory is not recorded");
+  if (!isAbsolute(cwd)) return skip(`its working directory is not an absolute path: ${cwd}`);
+  if (!sel.isDirectory(cwd)) return skip(`its working directory is gone: ${cwd}`);
   const how = `${row.liveness} (${row.reason})`;
   return {
     ...base,

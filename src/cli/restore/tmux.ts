@@ -16,6 +16,15 @@ export const RESTORE_SESSION = "roster-restore";
 
 const CALL_MS = 10_000;
 
+/**
+ * `s` as tmux takes it literally where it expands a format (`-c`'s directory, `-s`'s session
+ * name): tmux would run a `#(command)` in a directory's name, and read `#S` as the session's
+ * name; `##` is its one `#`.
+ */
+export function formatLiteral(s: string): string {
+  return s.replaceAll("#", "##");
+}
+
 /** Runs tmux; a tmux that is not installed is a clear error. */
 export async function tmux(args: string[]): Promise<TmuxResult> {
   let child: Deno.ChildProcess;
@@ -95,9 +104,9 @@ export async function openWindow(session: string, name: string, cwd: string): Pr
   const placeholder = ["sleep", "600"];
   const where = (await hasSession(session))
     ? ["new-window", "-d", "-t", `=${session}:`, "-n", name]
-    : ["new-session", "-d", "-s", session, "-n", name, "-x", "200", "-y", "50"];
+    : ["new-session", "-d", "-s", formatLiteral(session), "-n", name, "-x", "200", "-y", "50"];
   const out = await must(
-    [...where, "-c", cwd, "-P", "-F", "#{pane_id}", ...placeholder],
+    [...where, "-c", formatLiteral(cwd), "-P", "-F", "#{pane_id}", ...placeholder],
     `open a tmux window in session ${session}`,
   );
   const pane = out.trim();
@@ -117,7 +126,7 @@ export async function startIn(
 ): Promise<number> {
   const envArgs = env.flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   await must(
-    ["respawn-pane", "-k", "-t", pane, "-c", cwd, ...envArgs, ...argv],
+    ["respawn-pane", "-k", "-t", pane, "-c", formatLiteral(cwd), ...envArgs, ...argv],
     "start the command in its window",
   );
   return Number(
