@@ -94,3 +94,15 @@ export function isDigits(s: string, signed = false): boolean {
   const from = signed && s.charCodeAt(0) === 45 ? 1 : 0;
   return s.length > from && every(s, isDigit, from);
 }
+
+/**
+ * `s` cut to at most `max` UTF-16 units, never between the two halves of a character beyond
+ * U+FFFF, and well formed: a lone half (which JSON writes as `\ud83d`, and strict readers such as
+ * jq refuse) becomes U+FFFD. For text a record or a message keeps from a harness.
+ */
+export function cutText(s: string, max: number): string {
+  let end = Math.min(s.length, max);
+  const last = s.charCodeAt(end - 1);
+  if (end < s.length && last >= 0xd800 && last <= 0xdbff) end--;
+  return s.slice(0, end).toWellFormed();
+}

@@ -241,10 +241,15 @@ export async function pauseMarker(
 }
 
 /** Writes `text` to `child`'s stdin and closes it. */
+/** Writes `text` to the child's stdin; a child may stop reading (roster past 64 MiB does). */
 async function writeStdin(child: Deno.ChildProcess, text: string) {
   const w = child.stdin.getWriter();
-  await w.write(new TextEncoder().encode(text));
-  await w.close();
+  try {
+    await w.write(new TextEncoder().encode(text));
+    await w.close();
+  } catch (err) {
+    if (!(err instanceof Deno.errors.BrokenPipe)) throw err;
+  }
 }
 
 /**

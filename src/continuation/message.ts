@@ -4,6 +4,7 @@
  * repeating anything that may have run, then carry on, and the continuation id. Pure, one
  * paragraph, with every value from the plan made printable.
  */
+import { cutText } from "../chars.ts";
 import { UNSAFE } from "../unsafe_text.ts";
 import type { Plan } from "./schema.ts";
 
@@ -15,7 +16,7 @@ const MAX_LISTED = 20;
  */
 function spaced(value: string, max = 120): string {
   const clean = value.replace(UNSAFE, " ").trim();
-  return clean.length > max ? clean.slice(0, max - 1) + "…" : clean;
+  return clean.length > max ? cutText(clean, max - 1) + "…" : cutText(clean, max);
 }
 
 export function dispatchMessage(plan: Plan, continuationId: string): string {

@@ -125,7 +125,12 @@ export const RECIPES: Record<Harness, Recipe> = {
     projectPath: ".claude/settings.json",
     projectLocalPath: ".claude/settings.local.json",
     events: {
-      SessionStart: tenSeconds("roster register --quiet && roster activity idle --quiet"),
+      // Not after a compaction (`compact`): Claude Code compacts in the middle of a turn and
+      // works on, so `idle` there would call a working session idle and forget its open calls.
+      SessionStart: tenSeconds(
+        "roster register --quiet && roster activity idle --quiet",
+        "startup|resume|clear",
+      ),
       SessionEnd: tenSeconds("roster unregister --quiet"),
       UserPromptSubmit: tenSeconds("roster activity working --quiet"),
       Stop: tenSeconds("roster activity idle --quiet"),

@@ -137,7 +137,7 @@ export interface ActivityChange {
 /**
  * Pure: the record after an activity hook. A tool starting or ending means the session works
  * (unless the hook names a state); `idle` (the turn ended) closes every open call. A call that
- * ends is taken out by its id, else the oldest open call of its tool's name; one that starts
+ * ends is taken out by its id, or without one the oldest open call of its tool's name; one that starts
  * again under an id already open is not added twice.
  */
 export function withActivity(
@@ -149,8 +149,13 @@ export function withActivity(
   let calls = record.open_tool_calls;
   if (change.toolEnd) {
     const { id, name } = change.toolEnd;
-    let i = id === null ? -1 : calls.findIndex((c) => c.id === id);
-    if (i === -1 && name !== null) i = calls.findIndex((c) => c.name === name);
+    // By its id; by its tool's name only a call the harness gives no id (Gemini CLI): an id
+    // that is not open (its start hook failed, it was dropped past the bound) closes nothing.
+    const i = id !== null
+      ? calls.findIndex((c) => c.id === id)
+      : name !== null
+      ? calls.findIndex((c) => c.name === name)
+      : -1;
     if (i !== -1) calls = [...calls.slice(0, i), ...calls.slice(i + 1)];
   }
   const start = change.toolStart;

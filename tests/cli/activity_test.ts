@@ -77,6 +77,38 @@ Deno.test("roster activity", async (t) => {
     assertEquals((await row()).open_tool_calls.map((c) => c.id), ["t2", "run_shell_command"]);
   });
 
+  await t.step("an end whose id is not open, or cut off, leaves the others open", async () => {
+    await roster(["activity", "--tool-start", "toolu_A", "--tool-name", "Bash", ...at, "-q"]);
+    const before = (await row()).open_tool_calls.map((c) => c.id);
+    await roster(["activity", "--tool-end", "-", ...at, "-q"], {
+      stdin: JSON.stringify({ tool_name: "Bash", tool_use_id: "toolu_B" }),
+    });
+    assertEquals((await row()).open_tool_calls.map((c) => c.id), before);
+    // Over the 64 MiB read: the id after the cut is not known, so no Bash call is closed.
+    const big = `{"tool_name":"Bash","tool_response":"${"x".repeat(65 * 1024 * 1024)}",` +
+      `"tool_use_id":"toolu_A"}`;
+    const r = await roster(["activity", "--tool-end", "-", ...at, "-q"], { stdin: big });
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals((await row()).open_tool_calls.map((c) => c.id), before);
+    await roster(["activity", "--tool-end", "toolu_A", ...at, "-q"]);
+  });
+
+  await t.step(
+    "an id cut to 256 keeps whole characters: list --json stays strict JSON",
+    async () => {
+      const id = `${"a".repeat(255)}\u{1F600}`;
+      await roster(["activity", "--tool-start", "-", ...at, "-q"], {
+        stdin: JSON.stringify({ tool_name: "Bash", tool_use_id: id }),
+      });
+      const calls = (await row()).open_tool_calls;
+      const kept = calls.find((c) => c.id.startsWith("aaa"))!;
+      assertEquals(kept.id, "a".repeat(255));
+      const list = await roster(["list", "--all", "--json", "--home", home]);
+      assert(!/\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])/i.test(list.stdout), "no lone surrogate");
+      await roster(["activity", "--tool-end", kept.id, ...at, "-q"]);
+    },
+  );
+
   await t.step("waiting keeps the open calls; a register refresh keeps all of it", async () => {
     await roster(["activity", "waiting", ...at, "-q"]);
     await roster(["register", ...at, "--agent", "claude", "--session-id", "S1", "-q"]);

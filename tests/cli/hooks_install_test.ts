@@ -134,6 +134,15 @@ Deno.test("roster hooks: each harness, --project, show", async (t) => {
   });
 });
 
+Deno.test("Claude Code's start hook says idle on startup, resume and /clear, not after compaction", () => {
+  // Claude Code compacts in the middle of a turn and works on: idle there would be wrong.
+  const recipe = RECIPES.claude;
+  assert(recipe.kind === "settings");
+  const start = recipe.events.SessionStart;
+  assertEquals(start.matcher?.split("|").sort(), ["clear", "resume", "startup"]);
+  assertMatch(start.hooks[0].command, /roster activity idle/);
+});
+
 Deno.test("docs/hooks.md shows the recipes `roster hooks install` writes", () => {
   for (const harness of ["claude", "codex", "pi", "gemini"] as const) {
     let doc: string;

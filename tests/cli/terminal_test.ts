@@ -65,3 +65,12 @@ Deno.test("printable: no two texts print the same (a backslash that reads as an 
   walk("", 0);
   assert(seen.size > 4000);
 });
+
+Deno.test("the dispatch message cuts long names between characters, never inside one", () => {
+  // A name cut at 60 right after the first half of 😀, and a lone half from a hook's JSON: the
+  // message stays well formed (a lone half is a string jq, and a pane, cannot take).
+  for (const name of [`${"y".repeat(59)}\u{1F600}zz`, `y\ud83dz`]) {
+    const text = dispatchMessage({ ...PLAN, tool_calls: [{ id: "i", name }] }, "c1");
+    assert(text.isWellFormed(), JSON.stringify(text));
+  }
+});

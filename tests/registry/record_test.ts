@@ -386,6 +386,14 @@ Deno.test("withActivity: what one activity hook changes in a record", async (t) 
       "2026-12-02T05:00:00.002Z",
     ]);
   });
+  await t.step("an end by an id not open closes nothing; without an id, by the name", () => {
+    let r = withActivity(base, { toolStart: { id: "toolu_A", name: "Bash" } }, now);
+    r = withActivity(r, { toolEnd: { id: "toolu_B", name: "Bash" } }, now);
+    assertEquals(r.open_tool_calls.map((c) => c.id), ["toolu_A"]);
+    r = withActivity(r, { toolStart: { id: null, name: "run_shell_command" } }, now);
+    r = withActivity(r, { toolEnd: { id: null, name: "run_shell_command" } }, now);
+    assertEquals(r.open_tool_calls.map((c) => c.id), ["toolu_A"]);
+  });
   await t.step("at most MAX_OPEN_TOOL_CALLS, the oldest dropped; the result validates", () => {
     let r = base;
     for (let i = 0; i < MAX_OPEN_TOOL_CALLS + 3; i++) {

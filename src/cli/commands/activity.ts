@@ -6,6 +6,7 @@ import { EnvEncodingError, envVar } from "../../env.ts";
 import { RosterError, UsageError } from "../../errors.ts";
 import { requireOwnProc } from "../../identity/liveness.ts";
 import { readUpTo } from "../../fs/io.ts";
+import { cutText } from "../../chars.ts";
 import { decodeUtf8 } from "../../utf8.ts";
 import { locateOwner, NoOwnerError } from "../../registry/owner.ts";
 import { type Activity, type ActivityChange, MAX_TOOL_TEXT } from "../../registry/record.ts";
@@ -17,27 +18,35 @@ import { describeRow } from "../terminal.ts";
 /** The most of a hook's stdin read (a tool's output can be large; the ids come last). */
 const MAX_INPUT = 64 * 1024 * 1024;
 
+/** The hook's JSON object (null where it is none), and whether it was cut at MAX_INPUT. */
+interface HookInput {
+  fields: Record<string, unknown> | null;
+  cut: boolean;
+}
+
 /**
- * The hook's JSON on stdin, read once and only when a flag says `-`. Null where it is not a
- * JSON object; a cut-off input still gives the fields a scan finds.
+ * The hook's JSON on stdin, read once and only when a flag says `-`. A cut-off input still
+ * gives the fields a scan finds in what was read.
  */
-function hookInput(): () => Record<string, unknown> | null {
-  let value: Record<string, unknown> | null | undefined;
-  return (): Record<string, unknown> | null => {
+function hookInput(): () => HookInput {
+  let value: HookInput | undefined;
+  return (): HookInput => {
     if (value !== undefined) return value;
-    const text = readStdin();
+    const bytes = readStdin();
+    const text = decodeUtf8(bytes);
+    const cut = bytes.length >= MAX_INPUT - 1;
     try {
       const v = JSON.parse(text);
-      value = typeof v === "object" && v !== null && !Array.isArray(v) ? v : null;
+      value = { fields: typeof v === "object" && v !== null && !Array.isArray(v) ? v : null, cut };
     } catch {
-      value = scanFields(text);
+      value = { fields: scanFields(text), cut };
     }
-    return value ?? null;
+    return value;
   };
 }
 
 /** Stdin, at most MAX_INPUT bytes of it; a read that fails ends it (what came is kept). */
-function readStdin(): string {
+function readStdin(): Uint8Array {
   const read = (buf: Uint8Array) => {
     try {
       return Deno.stdin.readSync(buf);
@@ -45,7 +54,7 @@ function readStdin(): string {
       return null;
     }
   };
-  return decodeUtf8(readUpTo(read, MAX_INPUT - 1));
+  return readUpTo(read, MAX_INPUT - 1);
 }
 
 /** The top-level string fields a hook's input names its session and tool call by. */
@@ -66,26 +75,36 @@ function scanFields(text: string): Record<string, unknown> | null {
 }
 
 /** A string field of the hook's input, cut to what a record keeps; null when absent. */
-function field(input: Record<string, unknown> | null, ...names: string[]): string | null {
+function field(input: HookInput, ...names: string[]): string | null {
   for (const n of names) {
-    const v = input?.[n];
-    if (typeof v === "string" && v !== "") return v.slice(0, MAX_TOOL_TEXT);
+    const v = input.fields?.[n];
+    if (typeof v === "string" && v !== "") return cutText(v, MAX_TOOL_TEXT);
   }
   return null;
 }
 
-/** A flag's value cut to what a record keeps; `-` takes it from the hook's input. */
+/**
+ * A flag's value cut to what a record keeps; `-` takes it from the hook's input. An input cut
+ * off before its call's id says nothing of the call (a call without one would be known by its
+ * name, and another call of that tool closed): undefined, as without the flag.
+ */
 function toolCall(
   args: Parsed,
   flag: string,
-  input: () => Record<string, unknown> | null,
+  input: () => HookInput,
 ): ActivityChange["toolStart"] {
   const v = args.get(flag);
   if (v === undefined) return undefined;
-  const name = args.get("tool-name")?.slice(0, MAX_TOOL_TEXT) ||
-    (v === "-" ? field(input(), "tool_name") : null);
-  const id = v === "-" ? field(input(), "tool_use_id", "tool_call_id") : v.slice(0, MAX_TOOL_TEXT);
-  return { id: id || null, name };
+  const given = args.get("tool-name");
+  const name = given
+    ? cutText(given, MAX_TOOL_TEXT)
+    : v === "-"
+    ? field(input(), "tool_name")
+    : null;
+  if (v !== "-") return { id: v === "" ? null : cutText(v, MAX_TOOL_TEXT), name };
+  const id = field(input(), "tool_use_id", "tool_call_id");
+  if (id === null && input().cut) return undefined;
+  return { id, name };
 }
 
 export async function run(ctx: Context, args: Parsed): Promise<number> {
