@@ -9,22 +9,28 @@ import type { Facts } from "./rules.ts";
 /** A key from an attached client within this long is a person at the pane. */
 export const ACTIVE_WINDOW_MS = 60_000;
 
-const PANE_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_in_mode}\t#{session_id}";
-/** Each client's last key and the pane its keys go to (its current window's active pane). */
-const CLIENT_FORMAT = "#{client_activity}\t#{pane_id}";
+const PANE_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_in_mode}\t#{session_id}\t#{window_id}";
+/**
+ * Each client's last key, the pane its keys go to (its current window's active pane), that
+ * window, and whether the window sends keys to all its panes (synchronize-panes).
+ */
+const CLIENT_FORMAT = "#{client_activity}\t#{pane_id}\t#{window_id}\t#{pane_synchronized}";
 
 /**
- * Pure: the last key a person pressed into `pane`, in ms (0: none), from what `list-clients`
- * printed. tmux keeps one activity time per client, not per pane; a client's keys go to the
- * active pane of its current window, so its last key counts for the pane it is on now. A key
- * in another pane or window of the same tmux session is that pane's, not this one's.
+ * Pure: the last key a person pressed into `pane` of `window`, in ms (0: none), from what
+ * `list-clients` printed. tmux keeps one activity time per client, not per pane; a client's
+ * keys go to the active pane of its current window, so its last key counts for the pane it is
+ * on now, and for every pane of that window while it has synchronize-panes on. A key in another
+ * pane or window of the same tmux session is that pane's, not this one's.
  */
-function lastKeyInPane(pane: string, clients: string): number {
+function lastKeyInPane(pane: string, window: string | undefined, clients: string): number {
   let lastKeyMs = 0;
   for (const line of clients.split("\n")) {
-    const [activity, on] = line.split("\t");
+    const [activity, on, onWindow, synchronized] = line.split("\t");
     const seconds = Number(activity);
-    if (on === pane && activity !== "" && Number.isSafeInteger(seconds)) {
+    const into = on === pane ||
+      (synchronized === "1" && window !== undefined && onWindow === window);
+    if (into && activity !== "" && Number.isSafeInteger(seconds)) {
       lastKeyMs = Math.max(lastKeyMs, seconds * 1000);
     }
   }
@@ -47,11 +53,11 @@ export function paneFacts(
   keysSinceMs = Infinity,
 ): Facts {
   if (pane === null) return { pane_key: null };
-  const [id, dead, inMode, session] = pane.trim().split("\t");
+  const [id, dead, inMode, session, window] = pane.trim().split("\t");
   if (!/^%\d+$/.test(id ?? "") || session === undefined) {
     throw new RosterError(`Cannot read the tmux pane: unexpected answer: ${pane.slice(0, 80)}`);
   }
-  const lastKeyMs = lastKeyInPane(id, clients);
+  const lastKeyMs = lastKeyInPane(id, window, clients);
   const facts: Facts = {
     pane_key: id,
     user_active: inMode === "1" || nowMs - lastKeyMs < ACTIVE_WINDOW_MS ||

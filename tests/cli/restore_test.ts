@@ -78,7 +78,8 @@ if [ -e "$LOG/die-$sid" ]; then echo "No conversation found with session ID: $si
 roster register --pid $$ --agent claude --session-id "$sid" --quiet || exit 3
 [ -e "$LOG/die-late-$sid" ] && { sleep 0.5; exit 4; }
 # With LOG/activity its hooks say what it does, as the recipes' would: a resumed one goes idle
-# once LOG/go-SID exists, then logs each prompt submitted at its terminal to LOG/got-SID.
+# once LOG/go-SID exists, then logs each prompt submitted at its terminal to LOG/got-SID (and,
+# while LOG/mute-SID exists, its prompt hook says nothing of them).
 if [ -e "$LOG/activity" ]; then
   roster activity working --pid $$ --quiet
   if [ "$1" = --resume ]; then
@@ -86,6 +87,7 @@ if [ -e "$LOG/activity" ]; then
     roster activity idle --pid $$ --quiet
     while IFS= read -r line; do
       echo "$line" >>"$LOG/got-$sid"
+      [ -e "$LOG/mute-$sid" ] && continue
       roster activity working --pid $$ --quiet
       roster activity idle --pid $$ --quiet
     done
@@ -686,6 +688,34 @@ Deno.test({
         });
         assertEquals(readOr(`${m.log}/got-S-typed`), "wait, I am typing\n");
         assertEquals(await person.pane(), resumed);
+      },
+    );
+    await t.step(
+      "a person at the pane once the continue is typed: no Enter pressed over their text",
+      async () => {
+        // Its prompt hook says nothing, so restore would press Enter again (a paste can swallow
+        // the first): not once a person is at the pane.
+        const sid = "S-late";
+        const got = () => readOr(`${m.log}/got-${sid}`);
+        Deno.writeTextFileSync(`${m.log}/mute-${sid}`, "");
+        const pid = await crashed(m, sid);
+        const pending = m.restore(["--json", "--session-id", sid, "--continue-timeout", "60s"]);
+        const pane = await resumedPane(m, sid, pid);
+        Deno.writeTextFileSync(`${m.log}/go-${sid}`, "");
+        await waitUntil(() => got().startsWith("Roster continuation"), "the continue", {
+          everyMs: 100,
+        });
+        await person.show(pane);
+        await person.type("half typed, not sent");
+        const r = await pending;
+        assertEquals(r.code, 0, r.stderr);
+        const [o] = JSON.parse(r.stdout) as Report[];
+        assertEquals(o.continued, true, r.stdout);
+        assertEquals(got().split("\n").filter((l) => l !== "").length, 1, got());
+        await person.type("\r");
+        await waitUntil(() => got().includes("half typed, not sent\n"), "the person's line", {
+          everyMs: 100,
+        });
       },
     );
   },

@@ -22,6 +22,15 @@ Deno.test("paneFacts reads tmux's answers", async (t) => {
   await t.step("a key into another pane of the same session: not this one's", () => {
     assertEquals(paneFacts("%3\t0\t0\t$1", `${secs(NOW - 5000)}\t%4`, NOW).user_active, false);
   });
+  await t.step(
+    "a key into another pane of a window that synchronizes panes: this one's too",
+    () => {
+      const key = `${secs(NOW - 5000)}\t%4\t@2`;
+      assertEquals(paneFacts("%3\t0\t0\t$1\t@2", `${key}\t1`, NOW).user_active, true);
+      assertEquals(paneFacts("%3\t0\t0\t$1\t@2", `${key}\t0`, NOW).user_active, false);
+      assertEquals(paneFacts("%3\t0\t0\t$1\t@7", `${key}\t1`, NOW).user_active, false);
+    },
+  );
   await t.step("a key into it since a given time (restore opened it): a person is there", () => {
     const clients = `${secs(NOW - 120_000)}\t%3`;
     assertEquals(paneFacts("%3\t0\t0\t$1", clients, NOW).user_active, false);
@@ -121,32 +130,9 @@ Deno.test({
 
     await t.step("a client attached just now: a person is there", async () => {
       await planned("k2");
-      // `script` gives the client the terminal it needs; attaching counts as activity.
-      const client = new Deno.Command("script", {
-        args: ["-qfc", `tmux -S ${server.env.TMUX.split(",")[0]} attach -t s`, "/dev/null"],
-        stdin: "piped",
-        stdout: "null",
-        stderr: "null",
-      }).spawn();
-      try {
-        let attached = false;
-        for (let i = 0; i < 50 && !attached; i++) {
-          const out = await server.tmux("list-clients");
-          attached = new TextDecoder().decode(out.stdout).trim() !== "";
-          if (!attached) await new Promise((r) => setTimeout(r, 100));
-        }
-        assert(attached, "the client attached");
-        const r = await check(home.path, "k2", ["--claim", "--json", "--tmux"], facts, server.env);
-        assertEquals([r.code, r.v.reason], [11, "user-active"], r.stderr);
-      } finally {
-        await server.tmux("detach-client", "-a");
-        await server.tmux("detach-client");
-        // Detached, `script` may already have exited: killing it then throws.
-        try {
-          client.kill("SIGKILL");
-        } catch { /* already gone */ }
-        await client.status;
-      }
+      await using _client = await attachClient(server);
+      const r = await check(home.path, "k2", ["--claim", "--json", "--tmux"], facts, server.env);
+      assertEquals([r.code, r.v.reason], [11, "user-active"], r.stderr);
     });
 
     await t.step("no tmux server: a failure, and the key stays open", async () => {
@@ -182,8 +168,54 @@ Deno.test({
       const r = await check(home.path, "k4", ["--claim", "--json", "--tmux"], facts, env);
       assertEquals([r.code, r.v.reason], [11, "identity"], r.stderr);
     });
+
+    await t.step("a person at the other pane of a window that synchronizes panes", async () => {
+      // The split pane is the window's active one: the client attached now is a person there.
+      await using _client = await attachClient(server);
+      await planned("k5");
+      const sync = (on: string) =>
+        server.tmux("set-option", "-w", "-t", server.pane, "synchronize-panes", on);
+      assert((await sync("on")).success);
+      const r = await check(home.path, "k5", ["--claim", "--json", "--tmux"], facts, server.env);
+      assertEquals([r.code, r.v.reason], [11, "user-active"], r.stderr);
+      assert((await sync("off")).success);
+      await planned("k6");
+      const off = await check(home.path, "k6", ["--claim", "--json", "--tmux"], facts, server.env);
+      assertEquals([off.code, off.v.kind], [0, "dispatch"], off.stderr);
+    });
   },
 });
+
+/**
+ * A client attached to `server`'s session through a pseudo-terminal (`script` gives it the
+ * terminal it needs); attaching counts as the client's last key, on its window's active pane.
+ */
+async function attachClient(server: Awaited<ReturnType<typeof tmuxServer>>) {
+  const client = new Deno.Command("script", {
+    args: ["-qfc", `tmux -S ${server.env.TMUX.split(",")[0]} attach -t s`, "/dev/null"],
+    stdin: "piped",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const detach = async () => {
+    await server.tmux("detach-client", "-a");
+    await server.tmux("detach-client");
+    // Detached, `script` may already have exited: killing it then throws.
+    try {
+      client.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await client.status;
+  };
+  let attached = false;
+  for (let i = 0; i < 50 && !attached; i++) {
+    const out = await server.tmux("list-clients");
+    attached = new TextDecoder().decode(out.stdout).trim() !== "";
+    if (!attached) await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!attached) await detach();
+  assert(attached, "the client attached");
+  return { [Symbol.asyncDispose]: detach };
+}
 
 Deno.test({
   name: "continuation-check --tmux: a key counts for the pane it went into, not its session",

@@ -573,7 +573,9 @@ export function spokeSince(row: Row, sinceMs: number): boolean {
  * After typing the continue: the session's own hooks must say a turn started. A TUI still busy
  * starting up can read the Enter in one chunk with the text, as part of a paste (seen with
  * Gemini CLI 0.61 under load), leaving the message typed but unsent; then Enter alone again,
- * never the text (on an empty prompt Enter does nothing), until its hooks speak.
+ * never the text (on an empty prompt Enter does nothing), until its hooks speak. Not once a
+ * person is at the pane (a key into it since, or copy mode): an Enter then would send what they
+ * are typing, and the prompt is theirs.
  */
 async function confirmSubmitted(
   place: Place,
@@ -588,6 +590,14 @@ async function confirmSubmitted(
       if (now === null || spokeSince(now, typedAt)) return;
       await sleep(250);
     }
+    let facts;
+    try {
+      facts = readPaneFacts(pane, Date.now(), typedAt);
+    } catch (err) {
+      if (err instanceof RosterError) return; // the pane cannot be read: press nothing blind
+      throw err;
+    }
+    if (facts.pane_key === null || facts.user_active === true) return;
     await pressEnter(pane);
   }
 }
