@@ -6,6 +6,9 @@ import { parseTime } from "../time.ts";
 import { resumeCommand } from "./owner.ts";
 import type { Row } from "./row.ts";
 
+/** The ended_reason of a crashed run whose session a later run resumed and ended on its own. */
+export const LATER_RUN_ENDED = "later-run-ended";
+
 /**
  * Pure: why `row` is not a crashed session a restore could relaunch, as of `now` with the
  * retention `retentionMs`; null when it is one: dead without its end hook, neither parked nor
@@ -24,6 +27,7 @@ export function whyNotRestorable(row: Row, now: number, retentionMs: number): st
       : `${row.liveness} (${row.reason})`;
   }
   if (row.ended_reason?.startsWith("exit:")) return `ended on its own (${row.ended_reason})`;
+  if (row.ended_reason === LATER_RUN_ENDED) return "a later run of it ended on its own";
   const ended = parseTime(row.ended_at ?? "");
   if (ended !== null && now - ended > retentionMs) return "past retention";
   const resume = resumeCommand(row.agent, row.session_id, row.hosted === true);

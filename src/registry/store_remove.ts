@@ -12,6 +12,7 @@ import type { Probe } from "../process/types.ts";
 import { recordName } from "./layout.ts";
 import type { Row } from "./row.ts";
 import { openStore, placeDirsIn, readEntry, toRow } from "./store.ts";
+import { retireEarlierRuns } from "./store_retire.ts";
 
 /**
  * Whether a session-end hook may remove this record: it is still the calling process's
@@ -75,6 +76,8 @@ export async function removeRecordIf(
         if (err instanceof Deno.errors.NotFound) return { outcome: "no-record", row: null };
         throw ioError("Could not remove the record", row.path, err);
       }
+      // Its session ended on its own: an earlier run of it that crashed is not brought back.
+      if (!row.malformed) retireEarlierRuns(dir, dirName, row, judge);
       return { outcome: "removed", row };
     });
     if (result.outcome !== "removed" && one.outcome !== "no-record") result = one;

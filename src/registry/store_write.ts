@@ -25,6 +25,7 @@ import {
   toRow,
 } from "./store.ts";
 import { enqueue, type Examined, sweep } from "./sweep.ts";
+import { retireEarlierRuns } from "./store_retire.ts";
 import { bootHistoryPath, noteBoot } from "./boots.ts";
 
 /** The file name a record is written under (layout.ts recordName). */
@@ -261,6 +262,7 @@ export async function markEnded(
   record: SessionRecord,
   endedAt: string,
   reason: string,
+  judge: LivenessJudge,
 ): Promise<boolean> {
   const dirName = placeDirNames(placeOf(record))[0];
   // The same checked walk as every other write: no link or foreign directory on the way.
@@ -278,16 +280,19 @@ export async function markEnded(
       JSON.stringify(ended, null, 2) + "\n",
       false,
     );
+    if (reason.startsWith("exit:")) retireEarlierRuns(dir, dirName, ended, judge);
     return true;
   });
 }
 
 /**
  * The caller holds the lock. When `name` (the file `record` goes to) is the record of another
- * process (another start token or boot) that has ended, it is kept under a name of its own,
- * stamped as ended, so that registering a new session under a reused pid never erases what a
- * restore needs. Says what `name` was: a refresh of this session's record, new (or replaced),
- * or moved aside to `movedTo` (a name without `.json`, for the cleanup queue).
+ * process (another start token or boot), it is kept under a name of its own: one that has
+ * ended stamped as ended, so that registering a new session under a reused pid never erases
+ * what a restore needs; one roster cannot judge (`unknown`: a clone's live session sharing the
+ * place, a boot the history cannot vouch for) as it is, never taken for dead. Says what `name`
+ * was: a refresh of this session's record, new, or moved aside to `movedTo` (a name without
+ * `.json`, for the cleanup queue).
  */
 function moveAsideEnded(
   dir: string,
@@ -312,9 +317,11 @@ function moveAsideEnded(
           `the record there has one (${row.liveness}: ${row.reason}), which is kept: ${old.path}`,
       );
     }
-    return "new";
+    // The process this pid holds now is the one registering: a record that says it is alive
+    // here is of no other process, and is replaced.
+    if (row.liveness === "alive") return "new";
   }
-  const ended = stamped(old.record, row, now);
+  const ended = row.liveness === "dead" ? stamped(old.record, row, now) : old.record;
   for (let i = 0; i < 5; i++) {
     // First a name of the ended session's own: two registers of one new session at once (two
     // hooks firing together, each holding the lock shared) move it to the same file, not two.

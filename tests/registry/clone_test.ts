@@ -72,6 +72,23 @@ Deno.test({
         [NO_PID, "unknown", "other-host"],
       ]);
     });
+    await t.step(
+      "a session here under a clone's pid: the clone's record is kept beside it",
+      async () => {
+        await using here = spawnSleeper();
+        const theirs = { ...recordOf(own), session_pid: here.pid, boot_id: CLONE_BOOT };
+        writeJson(`${place}/${here.pid}.json`, theirs);
+        const r = await roster(["register", "--pid", String(here.pid), "--home", home], { env });
+        assertEquals(r.code, 0, r.stderr);
+        assertEquals((await judged()).filter(([pid]) => pid === here.pid), [
+          [here.pid, "alive", "running"],
+          [here.pid, "unknown", "other-host"],
+        ]);
+        const rows = await rosterJson<Row[]>(home, ["list", "--all"], { env });
+        const kept = rows.find((row) => row.session_pid === here.pid && row.liveness === "unknown");
+        assertEquals([kept?.boot_id, kept?.ended_at ?? null], [CLONE_BOOT, null]);
+      },
+    );
     await t.step("doctor warns that another machine shares this machine id", async () => {
       const r = await roster(["doctor", "--json", "--home", home], { env });
       const report = JSON.parse(r.stdout) as { problems: { what: string; advice: string }[] };

@@ -243,6 +243,69 @@ Deno.test("prune keeps what roster restore needs: crashed rows within retention"
   });
 });
 
+Deno.test("a crash its session later ended on its own is not brought back, nor after prune", async (t) => {
+  await using tmp = await tempDir();
+  const h = `${tmp.path}/home`;
+  Deno.mkdirSync(`${tmp.path}/bin`);
+  Deno.writeTextFileSync(`${tmp.path}/bin/claude`, "#!/bin/sh\nexit 0\n");
+  Deno.chmodSync(`${tmp.path}/bin/claude`, 0o755);
+  const env = { PATH: `${tmp.path}/bin:${Deno.env.get("PATH")}` };
+  const dryRun = async () => {
+    const r = await roster(["restore", "--dry-run", "--json", "--home", h], { env });
+    assertEquals(r.code, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { session_id: string; action: string; reason: string }[])
+      .map((c) => [c.session_id, c.action, c.reason]);
+  };
+  const crashed = await session(h, "U1", true);
+  const other = await session(h, "U2", true);
+  await t.step("resumed by hand, then its end hook: the crash is left", async () => {
+    const again = await session(h, "U1", false);
+    assertEquals((await roster(["unregister", "--home", h, "--pid", String(again.pid)])).code, 0);
+    await again.kill();
+    assertEquals(await dryRun(), [
+      ["U2", "relaunch", "dead (exited)"],
+      ["U1", "skip", "a later run of it ended on its own"],
+    ]);
+  });
+  await t.step(
+    "resumed under roster exec, which saw it exit: the same, and after prune",
+    async () => {
+      const r = await roster(
+        ["exec", "--home", h, "--agent", "claude", "--session-id", "U2", "--", "true"],
+      );
+      assertEquals(r.code, 0, r.stderr);
+      const pruned = await roster(["prune", "--home", h, "--json"]);
+      assertEquals(pruned.code, 0, pruned.stderr);
+      assertEquals(await dryRun(), []);
+      const left = (await rows(h)).map((row) => row.session_pid);
+      assert(!left.includes(crashed.pid) && !left.includes(other.pid), JSON.stringify(left));
+    },
+  );
+});
+
+Deno.test("exec's cleanup keeps what register's keeps: retention, and a held row", async () => {
+  await using tmp = await tempDir();
+  const h = `${tmp.path}/home`;
+  const within = await session(h, "E1", true);
+  const held = await session(h, "E2", true);
+  assertEquals((await plan(h, "kE2", held.pid, [])).state, "planned");
+  // Ended two days ago and 30 hours ago: past the default day, within a week.
+  const endedAgo = (pid: number, hours: number) => {
+    const path = `${hostDir(h)}/${pid}.json`;
+    const record = JSON.parse(Deno.readTextFileSync(path));
+    record.ended_at = new Date(Date.now() - hours * 3_600_000).toISOString();
+    record.ended_reason = "exited";
+    Deno.writeTextFileSync(path, JSON.stringify(record, null, 2) + "\n", { mode: 0o600 });
+  };
+  endedAgo(within.pid, 48);
+  endedAgo(held.pid, 30);
+  const r = await roster(["exec", "--home", h, "--", "true"], { env: { ROSTER_RETENTION: "7d" } });
+  assertEquals(r.code, 0, r.stderr);
+  const kept = (await rows(h)).map((row) => row.session_pid);
+  assert(kept.includes(within.pid), "the crashed row within $ROSTER_RETENTION");
+  assert(kept.includes(held.pid), "the row a continuation holds");
+});
+
 Deno.test("doctor's advice for a malformed record removes that file only", async () => {
   await using tmp = await tempDir();
   const h = tmp.path;

@@ -13,6 +13,7 @@ import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
 import { type Context, realDir, registrarPath } from "../context.ts";
 import { env, text } from "./register.ts";
+import { readRetention } from "../retention.ts";
 
 /** A command that could not be started: exit code as a shell gives it. */
 class ExecError extends RosterError {
@@ -98,7 +99,9 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
 
   try {
     try {
-      await writeRecord(home, record, judge);
+      // Its cleanup keeps what register's keeps: crashed rows within $ROSTER_RETENTION, and
+      // any a continuation holds.
+      await writeRecord(home, record, judge, readRetention());
     } catch (err) {
       // The command runs whatever happens to its record: a full disk must not stop a CI job.
       ctx.err(`roster: Could not register the session: ${(err as Error).message}`);
@@ -106,7 +109,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     const status = await running.status;
     const reason = status.signal ? `signal:${status.signal}` : `exit:${status.code}`;
     try {
-      await markEnded(home, record, new Date().toISOString(), reason);
+      await markEnded(home, record, new Date().toISOString(), reason, judge);
     } catch { /* best effort: the row is dead (exited) anyway */ }
     // On stderr, after all of CMD's output: stdout is CMD's alone. --quiet leaves CMD's
     // output exactly as it was.
