@@ -298,8 +298,9 @@ function plan(
   // Only backups roster can read are backups: a name taken by a link or a FIFO (a checkout may
   // carry one) is never named as the one kept.
   const usable = backups.filter((b) => b.text !== null);
-  // What is left of a file roster made (there is no backup of an original): removed.
-  p.after = usable.length === 0 && isEmptyObject(after) ? null : after;
+  // What is left of a file roster made (there is no backup of an original): removed. Not a
+  // file reached through a link (the user's dotfiles): that one is theirs, and stays.
+  p.after = usable.length === 0 && isEmptyObject(after) && target === path ? null : after;
   const same = usable.find((b) => b.text === after);
   if (same !== undefined) p.dropBackups = [same.path];
   p.backup = same?.path ?? usable.at(-1)?.path ?? null;
@@ -438,9 +439,13 @@ function write(p: Plan): void {
   }
 }
 
-/** Removes the empty directories from `dir` up to (not including) `base`: what a recipe's file needed. */
+/**
+ * Removes the empty directories from `dir` up to (not including) `base`: what a recipe's file
+ * needed. Only directories inside `base`: none of a file reached through a link elsewhere.
+ */
 function removeEmpty(base: string, dir: string): void {
-  for (let d = dir; d.length > base.length; d = d.slice(0, d.lastIndexOf("/"))) {
+  const inside = (d: string) => d.startsWith(base.endsWith("/") ? base : `${base}/`);
+  for (let d = dir; inside(d); d = d.slice(0, d.lastIndexOf("/"))) {
     try {
       Deno.removeSync(d); // fails on a directory that is not empty: the user's, kept
     } catch {

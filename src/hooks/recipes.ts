@@ -202,11 +202,20 @@ export function recipeText(recipe: Recipe): string {
 }
 
 /**
- * A hook command that roster's recipes wrote (any version of them): it runs roster itself, or it
- * is the Gemini CLI hook that tells shell commands their session (GEMINI_TOOL_ENV).
+ * One roster call as the recipes write them (any version of them): register, unregister or
+ * activity, with flags, their bare words (`idle`, `-`) and Codex's id read by jq, nothing else.
+ */
+const ROSTER_CALL =
+  /^roster\s+(?:register|unregister|activity)(?:\s+(?:--[a-z][a-z-]*|-|[a-z]+|"\$\(jq -r '\.session_id \/\/ empty'\)"))*$/;
+
+/**
+ * A hook command that roster's recipes wrote (any version of them): roster calls alone, joined
+ * by `&&`, or the Gemini CLI hook that tells shell commands their session (GEMINI_TOOL_ENV). A
+ * command that does anything else (`roster activity idle; notify-send done`) is the user's,
+ * and is never replaced or removed as roster's.
  */
 export function isRosterCommand(command: unknown): boolean {
-  return typeof command === "string" &&
-    (/^\s*roster\s+(register|unregister|activity)\b/.test(command) ||
-      /^\s*jq\b.*"export GEMINI_SESSION_ID="/.test(command));
+  if (typeof command !== "string") return false;
+  if (/^\s*jq\b.*"export GEMINI_SESSION_ID="/.test(command)) return true;
+  return command.trim().split(/\s+&&\s+/).every((call) => ROSTER_CALL.test(call));
 }

@@ -4,7 +4,7 @@
  * a FIFO never hangs install, uninstall, --dry-run or doctor, and nesting too deep for any
  * settings file is one clear error.
  */
-import { assertEquals, assertMatch } from "../assert.ts";
+import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { roster, tempDir } from "../helpers.ts";
 
 const VICTIM = "echo the user's shell startup\n";
@@ -200,4 +200,43 @@ Deno.test("settings nested deeper than any real file: one clear error", async ()
     );
   }
   assertEquals(await Deno.readTextFile(`${home}/.claude/settings.json`), deep);
+});
+
+Deno.test("a user's own hook that starts with a roster call is theirs: kept, backed up", async () => {
+  await using dir = await tempDir();
+  const home = `${dir.path}/home`;
+  const settings = `${home}/.claude/settings.json`;
+  Deno.mkdirSync(`${home}/.claude`, { recursive: true });
+  const own = 'roster activity idle --quiet; notify-send "Claude is done"';
+  const original = JSON.stringify({
+    hooks: { Stop: [{ hooks: [{ type: "command", command: own }] }] },
+  }) + "\n";
+  Deno.writeTextFileSync(settings, original);
+  const env = { HOME: home };
+  const i = await roster(["hooks", "install", "claude"], { env });
+  assertEquals(i.code, 0, i.stderr);
+  assert(Deno.readTextFileSync(settings).includes("notify-send"), "the user's hook stays");
+  assertEquals(Deno.readTextFileSync(`${settings}.roster-backup`), original);
+  const u = await roster(["hooks", "uninstall", "claude"], { env });
+  assertEquals(u.code, 0, u.stderr);
+  assertEquals(Deno.readTextFileSync(settings), original, "the original, byte for byte");
+});
+
+Deno.test("uninstall through a link to the user's dotfiles removes nothing outside", async () => {
+  await using dir = await tempDir();
+  const home = `${dir.path}/home`;
+  const dotfiles = `${dir.path}/dotfiles/stow/claude`;
+  Deno.mkdirSync(`${home}/.claude`, { recursive: true });
+  Deno.mkdirSync(dotfiles, { recursive: true });
+  const env = { HOME: home };
+  const shown = await roster(["hooks", "show", "claude"], { env });
+  Deno.writeTextFileSync(`${dotfiles}/settings.json`, shown.stdout);
+  Deno.symlinkSync(`${dotfiles}/settings.json`, `${home}/.claude/settings.json`);
+  const u = await roster(["hooks", "uninstall", "claude"], { env });
+  assertEquals(u.code, 0, u.stderr);
+  assert(Deno.lstatSync(`${home}/.claude/settings.json`).isSymlink, "the link stays");
+  const left = Deno.readTextFileSync(`${dotfiles}/settings.json`);
+  assert(!left.includes("roster"), left);
+  const again = await roster(["hooks", "install", "claude"], { env });
+  assertEquals(again.code, 0, again.stderr);
 });
