@@ -240,8 +240,7 @@ export async function pauseMarker(
   return there() ? marker : null;
 }
 
-/** Writes `text` to `child`'s stdin and closes it. */
-/** Writes `text` to the child's stdin; a child may stop reading (roster past 64 MiB does). */
+/** Writes `text` to `child`'s stdin and closes it; a child may stop reading (roster past 64 MiB does). */
 async function writeStdin(child: Deno.ChildProcess, text: string) {
   const w = child.stdin.getWriter();
   try {

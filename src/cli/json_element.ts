@@ -65,8 +65,13 @@ export function writeJsonElement(
       buf[p++] = c;
       let j = i + 1;
       for (let d = s[j]; d !== 0x22; d = s[j]) {
-        if (d === 0x5c) buf[p++] = s[j++];
-        else if (d === 0x7f) return writeSlowly(value, depth, buf, at);
+        if (d === 0x5c) {
+          // `\ud8..` to `\udf..`: half a character alone, which terminalJson rewrites.
+          if (s[j + 1] === 0x75 && (s[j + 2] | 0x20) === 0x64 && isHalfDigit(s[j + 3])) {
+            return writeSlowly(value, depth, buf, at);
+          }
+          buf[p++] = s[j++];
+        } else if (d === 0x7f) return writeSlowly(value, depth, buf, at);
         buf[p++] = s[j++];
       }
       buf[p++] = 0x22;
@@ -102,6 +107,10 @@ export function writeJsonElement(
   }
   return p - at;
 }
+
+/** Whether byte `c` is 8, 9 or a to f: the third digit of a surrogate's `\udXXX`. */
+const isHalfDigit = (c: number) =>
+  c === 0x38 || c === 0x39 || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66);
 
 /** The element made as a string and encoded: for what the copy above does not take. */
 function writeSlowly(value: unknown, depth: number, buf: Uint8Array, at: number): number {

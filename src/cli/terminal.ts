@@ -33,8 +33,16 @@ export function terminalJson(json: string): string {
   return json.replace(
     UNSAFE_BEYOND_C0,
     (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  ).replace(LONE_HALF, "$1\\ufffd");
 }
+
+/**
+ * Half of a character beyond U+FFFF alone, as JSON.stringify writes it (`\ud800`: a pair it
+ * writes as it is), after an even run of backslashes (else the backslash is the text's own). A
+ * harness's file or a hand-edited record can hold one; jq and other strict readers refuse it, so
+ * it is written as U+FFFD, as a decoder does with bytes it cannot read.
+ */
+const LONE_HALF = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi;
 
 /**
  * One row in words for a person ("claude session 123 (alive: running)"): kept here, beside the

@@ -184,3 +184,13 @@ Deno.test("jsonElement: an element of an array printed with two-space indentatio
     terminalJson(JSON.stringify([[v]], null, 2)),
   );
 });
+
+Deno.test("half a character alone is written as U+FFFD, by both paths: strict readers take it", () => {
+  const row = { agent: "a\ud800b", session_id: "\udfff", cwd: "\\ud800 is text", ok: "😀" };
+  const slow = jsonElement(row);
+  const buf = new Uint8Array(4096);
+  const n = writeJsonElement(row, 1, buf, 0);
+  assertEquals(new TextDecoder().decode(buf.subarray(0, n)), slow);
+  assertEquals(JSON.parse(slow), { ...row, agent: "a\ufffdb", session_id: "\ufffd" });
+  assert(!/\\ud[89a-f]/i.test(slow.replaceAll("\\\\", "")), slow);
+});

@@ -84,9 +84,10 @@ function field(input: HookInput, ...names: string[]): string | null {
 }
 
 /**
- * A flag's value cut to what a record keeps; `-` takes it from the hook's input. An input cut
- * off before its call's id says nothing of the call (a call without one would be known by its
- * name, and another call of that tool closed): undefined, as without the flag.
+ * A flag's value cut to what a record keeps; `-` takes it from the hook's input. An end whose
+ * input was cut off before its call's id says nothing of which call ended (known by its name,
+ * another call of that tool would be closed): undefined, as without the flag. A start is still
+ * recorded, by its name: a call left open is named in the continue, one dropped is not.
  */
 function toolCall(
   args: Parsed,
@@ -103,7 +104,7 @@ function toolCall(
     : null;
   if (v !== "-") return { id: v === "" ? null : cutText(v, MAX_TOOL_TEXT), name };
   const id = field(input(), "tool_use_id", "tool_call_id");
-  if (id === null && input().cut) return undefined;
+  if (id === null && input().cut && flag === "tool-end") return undefined;
   return { id, name };
 }
 

@@ -14,6 +14,7 @@ import type { Parsed } from "../args.ts";
 import { type Context, realDir, registrarPath } from "../context.ts";
 import { env, text } from "./register.ts";
 import { readRetention } from "../retention.ts";
+import { printable } from "../terminal.ts";
 
 /** A command that could not be started: exit code as a shell gives it. */
 class ExecError extends RosterError {
@@ -116,7 +117,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     if (!args.has("quiet")) {
       const who = record.agent ? `${record.agent} session` : "Session";
       const id = record.session_id ? ` (${record.session_id})` : "";
-      ctx.err(`roster: ${who} ${record.session_pid}${id} ended: ${reason}`);
+      ctx.err(printable(`roster: ${who} ${record.session_pid}${id} ended: ${reason}`), true);
     }
     return status.code;
   } finally {

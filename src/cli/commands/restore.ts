@@ -160,7 +160,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
           c.command!.map(shq).join(" ")
         }`;
         if (exact) ctx.stdout.write(line);
-        else ctx.out(line);
+        else say(line);
       }
     } else {
       if (chosen.length === 0) ctx.out("Nothing to restore");

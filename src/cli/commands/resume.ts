@@ -11,6 +11,7 @@ import { readRecordRow } from "../../registry/store.ts";
 import { resumeSession, type SessionTarget } from "../../registry/store_update.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
+import { printable } from "../terminal.ts";
 
 /** The session a flag pair names: `--<pidFlag>`, `--<idFlag>`, else the calling session. */
 export function sessionTarget(
@@ -52,9 +53,13 @@ export function printRow(ctx: Context, args: Parsed, row: Row, verb: string) {
   if (args.has("quiet")) return;
   if (ctx.json) ctx.printJson(row);
   else {
+    // One line, whatever the record's agent and id hold (a line break in them is escaped).
     ctx.out(
-      `${verb} ${row.agent ? `${row.agent} session` : "session"} ${row.session_pid}` +
-        (row.session_id ? ` (${row.session_id})` : ""),
+      printable(
+        `${verb} ${row.agent ? `${row.agent} session` : "session"} ${row.session_pid}` +
+          (row.session_id ? ` (${row.session_id})` : ""),
+      ),
+      true,
     );
   }
 }

@@ -3,6 +3,7 @@
  * failed and why, in `<ledger>/restore/<key>.json`; and the lock that makes two restores take
  * turns (`<ledger>/restore/.lock`, an flock that dies with its holder).
  */
+import { cutText } from "../../chars.ts";
 import { RosterError } from "../../errors.ts";
 import { privateChild } from "../../fs/dir.ts";
 import { withLock } from "../../fs/flock.ts";
@@ -57,7 +58,7 @@ export function recordFailure(
     key,
     failures,
     last_failure_at: at,
-    last_reason: reason.slice(0, 2000),
+    last_reason: cutText(reason, 2000),
     gave_up_at: failures >= max ? at : null,
   };
   writeAtomic(fileOf(dir, key), JSON.stringify(next, null, 2) + "\n");

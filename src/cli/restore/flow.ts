@@ -9,6 +9,7 @@
  * Over 400 lines: one session's restore is one sequence (plan, relaunch, verify, link, release,
  * continue) whose steps share the session's state; split, each part would pass it all along.
  */
+import { cutText } from "../../chars.ts";
 import { checkContinuation, type CheckResult } from "../../continuation/check.ts";
 import { createPlan, releasePlan } from "../../continuation/plan.ts";
 import type { Decision } from "../../continuation/rules.ts";
@@ -146,7 +147,7 @@ export function openToolCalls(row: Row): ToolCall[] {
   const raw: unknown = row.open_tool_calls;
   if (!Array.isArray(raw)) return [];
   const calls: ToolCall[] = [];
-  const text = (v: unknown) => typeof v === "string" && v !== "" ? v.slice(0, 256) : null;
+  const text = (v: unknown) => typeof v === "string" && v !== "" ? cutText(v, 256) : null;
   for (const c of raw) {
     if (typeof c === "string") {
       if (text(c) !== null) calls.push({ id: text(c)!, name: text(c)! });

@@ -5,6 +5,8 @@
  * parked nor resumed nor ended on its own, within retention, its harness can be told its id),
  * it runs nowhere again, and it has no newer record.
  */
+import { isNameChar, replaceOthers } from "../../chars.ts";
+import { isValidKey } from "../../continuation/schema.ts";
 import { isAbsolute } from "../../fs/path.ts";
 import { sessionKey } from "../../registry/layout.ts";
 import { resumeCommand } from "../../registry/owner.ts";
@@ -49,20 +51,22 @@ export interface Selection {
   isDirectory: (path: string) => boolean;
 }
 
-/** The most characters a key of the ledger holds (continuation/schema.ts KEY_RULE). */
+/** The most characters a ledger key holds (continuation/schema.ts KEY_RULE). */
 const MAX_KEY = 128;
 
 /**
- * The key of one interruption: the session and the process run that died. Read as it is where
- * it makes a ledger file name as it is; else a readable prefix and the hash of the whole
- * (layout.ts sessionKey), so that two interruptions never share a key, a plan or a count of
- * failures (`a:b` and `a_b`, two long ids alike in their first 128 characters).
+ * The key of one interruption: the session and the process run that died, each character a
+ * file name cannot hold made `_` (a start token's `darwin:`). Where that is longer than a key
+ * holds, a prefix of it and the hash of the whole (layout.ts sessionKey): two long ids alike in
+ * their first 128 characters never share a key, a plan or a count of failures. Every key that
+ * fits is the one earlier releases made, so a continue claimed under one is still decided.
  */
 export function restoreKey(row: Pick<Row, "session_id" | "start_token" | "session_pid">): string {
   const raw = `r-${row.session_id ?? "none"}-${row.start_token ?? row.session_pid ?? "none"}`;
-  if (raw.length <= MAX_KEY && /^[A-Za-z0-9._-]+$/.test(raw)) return raw;
+  const named = replaceOthers(raw, isNameChar, "_");
+  if (isValidKey(named)) return named;
   const hash = sessionKey(raw);
-  return `${raw.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, MAX_KEY - hash.length - 1)}-${hash}`;
+  return `${named.slice(0, MAX_KEY - hash.length - 1)}-${hash}`;
 }
 
 const newest = (a: Row, b: Row) =>
