@@ -351,3 +351,19 @@ Deno.test("park prints one line whatever the record's agent holds", async () => 
   assertEquals(r.stdout.trimEnd().split("\n").length, 1, r.stdout);
   assertMatch(r.stdout, /^Parked claude\\x0aroster: error/);
 });
+
+Deno.test("register, check and continuation-list escape a record's text once", async () => {
+  await using tmp = await tempDir();
+  const h = `${tmp.path}/home`;
+  await using s = spawnSleeper();
+  const pid = String(s.pid);
+  const reg = await roster(
+    ["register", "--home", h, "--pid", pid, "--agent", "ev\x1b[31mil", "--session-id", "id\x07"],
+  );
+  assertEquals(reg.stdout, `Registered ev\\x1b[31mil session ${pid} (alive: running)\n`);
+  const check = await roster(["check", "--home", h, pid]);
+  assertEquals(check.stdout, `ev\\x1b[31mil session ${pid} (alive: running)\n`);
+  assertEquals((await plan(h, "k1", s.pid, [])).state, "planned");
+  const list = await roster(["continuation-list", "--home", h]);
+  assertMatch(list.stdout, /  id\\x07\n$/);
+});

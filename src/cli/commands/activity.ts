@@ -181,6 +181,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     ctx.out(
       `Recorded ${result.row.activity} for ${describeRow(result.row)}` +
         (calls.length > 0 ? `, ${calls.length} open tool call(s)` : ""),
+      true, // escaped by describeRow
     );
   }
   return 0;

@@ -32,6 +32,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
         r.registered
           ? describeRow(r as Row)
           : `pid ${r.session_pid} (${r.liveness}: ${r.reason}), not registered`,
+        true, // describeRow escaped what the record holds; the rest is roster's own
       );
     }
   }

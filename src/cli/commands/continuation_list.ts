@@ -29,6 +29,6 @@ export function run(ctx: Context, args: Parsed): number {
   );
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
   const line = (c: string[]) => c.map((v, i) => v.padEnd(widths[i])).join("  ").trimEnd();
-  ctx.out([line(header), ...cells.map(line)].join("\n"));
+  ctx.out([line(header), ...cells.map(line)].join("\n"), true); // each cell escaped above
   return 0;
 }

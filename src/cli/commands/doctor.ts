@@ -286,9 +286,9 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
       `roster ${VERSION}`,
       `home        ${p(resolved.path)} (from ${source})${exists ? "" : ", not created yet"}`,
       `host        ${p(here.host)} (store directory ${p(placeDirName(here))})`,
-      `boot        ${here.bootId ?? "-"}`,
-      `machine     ${here.machineId ?? "-"}`,
-      `namespaces  ${here.pidNs ?? "-"}, ${timeNs ?? "-"}`,
+      `boot        ${p(here.bootId ?? "-")}`,
+      `machine     ${p(here.machineId ?? "-")}`,
+      `namespaces  ${p(here.pidNs ?? "-")}, ${p(timeNs ?? "-")}`,
       `processes   ${backend.name} backend, waits by ${waitMechanism()}` +
       (hide ? `, /proc hidepid=${hide}` : "") +
       (canReadOthers === false ? ", other users' processes unreadable" : ""),
@@ -301,7 +301,8 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
         ? ["No problems found."]
         : problems.flatMap((x) => [`problem: ${p(x.what)}`, `advice: ${p(x.advice)}`])),
     ];
-    ctx.out(lines.join("\n"));
+    // Each value from outside escaped above, once: the line breaks are the report's own.
+    ctx.out(lines.join("\n"), true);
   }
   return problems.length === 0 ? EXIT.OK : EXIT.FAILURE;
 }

@@ -100,6 +100,6 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   const row = recordRow(written.record, judge.verdict(written.record), written.path);
   if (args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson(row);
-  else ctx.out(`Registered ${describeRow(row)}`);
+  else ctx.out(`Registered ${describeRow(row)}`, true); // escaped by describeRow
   return 0;
 }

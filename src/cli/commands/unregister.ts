@@ -87,7 +87,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   if (ctx.json) {
     ctx.printJson({ pid, outcome: result.outcome, row: result.row });
   } else if (result.outcome === "removed") {
-    ctx.out(`Unregistered ${describeRow(result.row)}`);
+    ctx.out(`Unregistered ${describeRow(result.row)}`, true); // escaped by describeRow
   } else if (result.outcome === "kept") {
     ctx.out(
       `Kept the record of pid ${pid}: it is not this process's ` +

@@ -33,6 +33,7 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
       ctx.out(
         describeRow(row) + (row.session_id ? `, session ${printable(row.session_id)}` : "") +
           (row.cwd ? `, in ${printable(row.cwd)}` : ""),
+        true, // each of the record's values escaped on its own
       );
     }
     return 0;
@@ -46,6 +47,7 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
         describeRow(row) + (row.session_id ? `, session ${printable(row.session_id)}` : "") +
           (row.cwd ? `, in ${printable(row.cwd)}` : "") +
           ` (unverified: matched by $${name}; its process is not visible from this pid namespace)`,
+        true,
       );
     }
     return 0;
