@@ -69,7 +69,8 @@ export function settingsPath(harness: Harness, base: string, project: boolean): 
   return `${base}/${project ? r.projectPath : r.userPath}`;
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
+/** A byte-order mark is kept as text (the parser steps over it): the backup is the original. */
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * The directory a settings file is in. Not fs/path.ts's parentOf: settingsPath joins with "/"
@@ -294,10 +295,11 @@ function plan(
     p.after = null;
     return p;
   }
-  const after = shaped(() => uninstallText(before, dialect, path));
   // Only backups roster can read are backups: a name taken by a link or a FIFO (a checkout may
   // carry one) is never named as the one kept.
   const usable = backups.filter((b) => b.text !== null);
+  // The newest is the user's file as it was before install: what of it was theirs stays.
+  const after = shaped(() => uninstallText(before, dialect, path, usable.at(-1)?.text ?? null));
   // What is left of a file roster made (there is no backup of an original): removed. Not a
   // file reached through a link (the user's dotfiles): that one is theirs, and stays.
   p.after = usable.length === 0 && isEmptyObject(after) && target === path ? null : after;

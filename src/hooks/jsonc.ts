@@ -44,7 +44,8 @@ function position(text: string, at: number): string {
 
 /** Parses `text` as one value; a syntax error names where it is. */
 export function parse(text: string, dialect: Dialect): Node {
-  let i = 0;
+  // A byte-order mark an editor left at the start: not JSON, kept where it is.
+  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const fail = (what: string): never => {
     throw new JsonSyntaxError(`${what} at ${position(text, i)}`);
   };

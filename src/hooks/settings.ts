@@ -102,15 +102,24 @@ function findOurs(s: Settings): { hooks: Node; event: number; list: Node; k: num
 /**
  * The text without any group of ours. An event list left empty by that is removed, and so is a
  * `hooks` object left empty, so installing into a file without them then uninstalling gives
- * back the same bytes.
+ * back the same bytes; but not one the user's `original` (the backup install made) already had:
+ * an empty list or `hooks` of theirs, a comment in it, stays.
  */
-export function uninstallText(text: string, dialect: Dialect, path = "settings"): string {
+export function uninstallText(
+  text: string,
+  dialect: Dialect,
+  path = "settings",
+  original: string | null = null,
+): string {
   let s = readSettings(text, dialect, path);
+  const theirs = original === null ? null : containersOf(original, dialect);
   for (let found = findOurs(s); found !== null; found = findOurs(s)) {
     const { hooks, event, list, k } = found;
+    const eventName = hooks.kind === "object" ? hooks.members[event].key : "";
     let next: string;
-    if (list.kind === "array" && list.items.length > 1) next = remove(s.text, list, k);
-    else if (hooks.kind === "object" && hooks.members.length > 1) {
+    if (list.kind === "array" && (list.items.length > 1 || theirs?.events.has(eventName))) {
+      next = remove(s.text, list, k);
+    } else if (hooks.kind === "object" && (hooks.members.length > 1 || theirs?.hooks)) {
       next = remove(s.text, hooks, event);
     } else {
       const root = s.root;
@@ -123,6 +132,17 @@ export function uninstallText(text: string, dialect: Dialect, path = "settings")
     s = readSettings(next, dialect, path);
   }
   return s.text;
+}
+
+/** Whether a settings text has a `hooks` object, and the events it lists; none if unreadable. */
+function containersOf(text: string, dialect: Dialect): { hooks: boolean; events: Set<string> } {
+  try {
+    const hooks = memberOf(readSettings(text, dialect).root, "hooks")?.value;
+    if (hooks?.kind !== "object") return { hooks: false, events: new Set() };
+    return { hooks: true, events: new Set(hooks.members.map((m) => m.key)) };
+  } catch {
+    return { hooks: false, events: new Set() };
+  }
 }
 
 /** A new settings file holding only the recipe's hooks. */

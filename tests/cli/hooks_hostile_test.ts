@@ -240,3 +240,58 @@ Deno.test("uninstall through a link to the user's dotfiles removes nothing outsi
   const again = await roster(["hooks", "install", "claude"], { env });
   assertEquals(again.code, 0, again.stderr);
 });
+
+Deno.test("a settings file that starts with a byte-order mark comes back byte for byte", async () => {
+  await using dir = await tempDir();
+  const home = `${dir.path}/home`;
+  const settings = `${home}/.claude/settings.json`;
+  Deno.mkdirSync(`${home}/.claude`, { recursive: true });
+  const original = new Uint8Array([
+    0xef,
+    0xbb,
+    0xbf,
+    ...new TextEncoder().encode('{"model":"opus"}\n'),
+  ]);
+  Deno.writeFileSync(settings, original);
+  const env = { HOME: home };
+  const i = await roster(["hooks", "install", "claude"], { env });
+  assertEquals(i.code, 0, i.stderr);
+  assertEquals(Deno.readFileSync(`${settings}.roster-backup`), original);
+  const u = await roster(["hooks", "uninstall", "claude"], { env });
+  assertEquals(u.code, 0, u.stderr);
+  assertEquals(Deno.readFileSync(settings), original);
+});
+
+Deno.test("uninstall after a later edit keeps the user's own empty lists, comments and keys", async (t) => {
+  await using dir = await tempDir();
+  const home = `${dir.path}/home`;
+  const env = { HOME: home };
+  const roundTrip = async (harness: string, file: string, original: string, edit: string) => {
+    Deno.mkdirSync(`${home}/${file.slice(0, file.lastIndexOf("/"))}`, { recursive: true });
+    const path = `${home}/${file}`;
+    Deno.writeTextFileSync(path, original);
+    assertEquals((await roster(["hooks", "install", harness, "-q"], { env })).code, 0);
+    // A later edit: the file is no longer the install of the backup, so roster takes out only
+    // its own text.
+    Deno.writeTextFileSync(path, Deno.readTextFileSync(path).replace(/^\{/, `{${edit},`));
+    const u = await roster(["hooks", "uninstall", harness, "-q"], { env });
+    assertEquals(u.code, 0, u.stderr);
+    return Deno.readTextFileSync(path);
+  };
+  await t.step("an empty event list with a comment in it, and the hooks object", async () => {
+    const original =
+      '{\n  // my note\n  "hooks": {\n    "BeforeTool": [ /* keep this */ ]\n  }\n}\n';
+    const left = await roundTrip("gemini", ".gemini/settings.json", original, '"theme":"Dracula"');
+    // Every key and comment of theirs; only the blanks inside the emptied list may differ.
+    assertMatch(
+      left,
+      /^\{"theme":"Dracula",\n {2}\/\/ my note\n {2}"hooks": \{\n {4}"BeforeTool": \[\s*\/\* keep this \*\/ \]\n {2}\}\n\}\n$/,
+    );
+  });
+  await t.step("the last of two hooks keys, which the harness reads, stays", async () => {
+    const original = '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"echo off"}]}]},' +
+      '"hooks":{}}\n';
+    const left = await roundTrip("claude", ".claude/settings.json", original, '"model":"opus"');
+    assertEquals(JSON.parse(left).hooks, {});
+  });
+});
