@@ -197,7 +197,9 @@ async function attachClient(server: Awaited<ReturnType<typeof tmuxServer>>) {
     stdout: "null",
     stderr: "null",
   }).spawn();
+  const keys = client.stdin.getWriter();
   const detach = async () => {
+    await keys.close().catch(() => {});
     await server.tmux("detach-client", "-a");
     await server.tmux("detach-client");
     // Detached, `script` may already have exited: killing it then throws.
@@ -214,7 +216,11 @@ async function attachClient(server: Awaited<ReturnType<typeof tmuxServer>>) {
   }
   if (!attached) await detach();
   assert(attached, "the client attached");
-  return { [Symbol.asyncDispose]: detach };
+  return {
+    /** Keys typed at the client's terminal, as a person types them. */
+    type: (text: string) => keys.write(new TextEncoder().encode(text)),
+    [Symbol.asyncDispose]: detach,
+  };
 }
 
 Deno.test({
@@ -230,24 +236,14 @@ Deno.test({
     // Another pane in the same window of the same tmux session, and the active one.
     const split = await server.tmux("split-window", "-t", server.pane, "sleep 600");
     assert(split.success, new TextDecoder().decode(split.stderr));
-    const client = new Deno.Command("script", {
-      args: ["-qfc", `tmux -S ${server.env.TMUX.split(",")[0]} attach -t s`, "/dev/null"],
-      stdin: "piped",
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    const keys = client.stdin.getWriter();
+    await using client = await attachClient(server);
     const clients = async () =>
       new TextDecoder().decode((await server.tmux("list-clients", "-F", "#{pane_id}")).stdout)
         .trim();
-    try {
-      for (let i = 0; i < 50 && (await clients()) === ""; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      assert((await clients()) !== "", "the client attached");
+    {
       assert((await clients()) !== server.pane, "the client is on the other pane");
       await t.step("a key in the other pane of the session: the continue is sent", async () => {
-        await keys.write(new TextEncoder().encode("x"));
+        await client.type("x");
         await plan(home.path, "p1", pid, ["--release"]);
         const r = await check(home.path, "p1", ["--claim", "--json", "--tmux"], facts, server.env);
         assertEquals([r.code, r.v.kind], [0, "dispatch"], r.stderr);
@@ -257,19 +253,11 @@ Deno.test({
         assertEquals(await clients(), server.pane);
         // Newer than the key before, which tmux counts in whole seconds.
         await new Promise((r) => setTimeout(r, 1100));
-        await keys.write(new TextEncoder().encode("y"));
+        await client.type("y");
         await plan(home.path, "p2", pid, ["--release"]);
         const r = await check(home.path, "p2", ["--claim", "--json", "--tmux"], facts, server.env);
         assertEquals([r.code, r.v.reason], [11, "user-active"], r.stderr);
       });
-    } finally {
-      await keys.close().catch(() => {});
-      await server.tmux("detach-client", "-a");
-      await server.tmux("detach-client");
-      try {
-        client.kill("SIGKILL");
-      } catch { /* already gone */ }
-      await client.status;
     }
   },
 });

@@ -179,14 +179,21 @@ interface Pruned {
   retained: number;
 }
 
+/**
+ * An environment with a `claude` on PATH under `dir`, so that restore would relaunch (a dry
+ * run starts nothing).
+ */
+function claudeOnPath(dir: string): Record<string, string> {
+  Deno.mkdirSync(`${dir}/bin`);
+  Deno.writeTextFileSync(`${dir}/bin/claude`, "#!/bin/sh\nexit 0\n");
+  Deno.chmodSync(`${dir}/bin/claude`, 0o755);
+  return { PATH: `${dir}/bin:${Deno.env.get("PATH")}` };
+}
+
 Deno.test("prune keeps what roster restore needs: crashed rows within retention", async (t) => {
   await using tmp = await tempDir();
   const h = `${tmp.path}/home`;
-  // A `claude` on PATH, so that restore would relaunch (the dry run starts nothing).
-  Deno.mkdirSync(`${tmp.path}/bin`);
-  Deno.writeTextFileSync(`${tmp.path}/bin/claude`, "#!/bin/sh\nexit 0\n");
-  Deno.chmodSync(`${tmp.path}/bin/claude`, 0o755);
-  const env = { PATH: `${tmp.path}/bin:${Deno.env.get("PATH")}` };
+  const env = claudeOnPath(tmp.path);
   const crashed: number[] = [];
   for (const sid of ["C1", "C2", "C3", "C4"]) crashed.push((await session(h, sid, true)).pid);
   // Not restorable: a dead row no harness can be told to resume (no agent, no session id).
@@ -246,10 +253,7 @@ Deno.test("prune keeps what roster restore needs: crashed rows within retention"
 Deno.test("a crash its session later ended on its own is not brought back, nor after prune", async (t) => {
   await using tmp = await tempDir();
   const h = `${tmp.path}/home`;
-  Deno.mkdirSync(`${tmp.path}/bin`);
-  Deno.writeTextFileSync(`${tmp.path}/bin/claude`, "#!/bin/sh\nexit 0\n");
-  Deno.chmodSync(`${tmp.path}/bin/claude`, 0o755);
-  const env = { PATH: `${tmp.path}/bin:${Deno.env.get("PATH")}` };
+  const env = claudeOnPath(tmp.path);
   const dryRun = async () => {
     const r = await roster(["restore", "--dry-run", "--json", "--home", h], { env });
     assertEquals(r.code, 0, r.stderr);
