@@ -369,5 +369,5 @@ Deno.test("register, check and continuation-list escape a record's text once", a
   assertEquals(check.stdout, `ev\\x1b[31mil session ${pid} (alive: running)\n`);
   assertEquals((await plan(h, "k1", s.pid, [])).state, "planned");
   const list = await roster(["continuation-list", "--home", h]);
-  assertMatch(list.stdout, /  id\\x07\n$/);
+  assertMatch(list.stdout, / {2}id\\x07\n$/);
 });
