@@ -448,6 +448,9 @@ function write(p: Plan): void {
 function removeEmpty(base: string, dir: string): void {
   const inside = (d: string) => d.startsWith(base.endsWith("/") ? base : `${base}/`);
   for (let d = dir; inside(d); d = d.slice(0, d.lastIndexOf("/"))) {
+    // A link to a directory (`~/.claude` into the user's dotfiles) is theirs: removing it would
+    // unlink it, however full the directory it points to.
+    if (lstat(d)?.isSymlink !== false) return;
     try {
       Deno.removeSync(d); // fails on a directory that is not empty: the user's, kept
     } catch {

@@ -206,7 +206,7 @@ export function recipeText(recipe: Recipe): string {
  * activity, with flags, their bare words (`idle`, `-`) and Codex's id read by jq, nothing else.
  */
 const ROSTER_CALL =
-  /^roster\s+(?:register|unregister|activity)(?:\s+(?:--[a-z][a-z-]*|-|[a-z]+|"\$\(jq -r '\.session_id \/\/ empty'\)"))*$/;
+  /^roster (?:register|unregister|activity)(?: (?:--[a-z][a-z-]*|-|[a-z]+|"\$\(jq -r '\.session_id \/\/ empty'\)"))*$/;
 
 /**
  * A hook command that roster's recipes wrote (any version of them): roster calls alone, joined
@@ -216,6 +216,8 @@ const ROSTER_CALL =
  */
 export function isRosterCommand(command: unknown): boolean {
   if (typeof command !== "string") return false;
-  if (/^\s*jq\b.*"export GEMINI_SESSION_ID="/.test(command)) return true;
-  return command.trim().split(/\s+&&\s+/).every((call) => ROSTER_CALL.test(call));
+  if (command.trim() === GEMINI_TOOL_ENV) return true;
+  // One space between words, as every recipe wrote them: a line break or a tab in a command
+  // starts another command of the user's.
+  return command.trim().split(" && ").every((call) => ROSTER_CALL.test(call));
 }

@@ -9,7 +9,8 @@ import { join } from "../fs/path.ts";
 import { exists } from "../fs/read.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import type { Probe } from "../process/types.ts";
-import { recordName } from "./layout.ts";
+import { listNames } from "../fs/read.ts";
+import { recordName, storedPid } from "./layout.ts";
 import type { Row } from "./row.ts";
 import { openStore, placeDirsIn, readEntry, toRow } from "./store.ts";
 import { retireEarlierRuns } from "./store_retire.ts";
@@ -67,20 +68,43 @@ export async function removeRecordIf(
     // Read and judged under the lock only: before it, whether the record is there is enough.
     if (!exists(join(dir, name))) continue;
     const one = await withLock(dir, (): RemoveOutcome => {
+      const remove = (row: Row): RemoveOutcome => {
+        try {
+          Deno.removeSync(row.path);
+        } catch (err) {
+          if (err instanceof Deno.errors.NotFound) return { outcome: "no-record", row: null };
+          throw ioError("Could not remove the record", row.path, err);
+        }
+        // Its session ended on its own: an earlier run of it that crashed is not brought back.
+        if (!row.malformed) retireEarlierRuns(dir, dirName, row, judge);
+        return { outcome: "removed", row };
+      };
       const row = read(dir, dirName);
-      if (row === null) return { outcome: "no-record", row: null };
-      if (!isTheirs(row)) return { outcome: "kept", row };
-      try {
-        Deno.removeSync(row.path);
-      } catch (err) {
-        if (err instanceof Deno.errors.NotFound) return { outcome: "no-record", row: null };
-        throw ioError("Could not remove the record", row.path, err);
-      }
-      // Its session ended on its own: an earlier run of it that crashed is not brought back.
-      if (!row.malformed) retireEarlierRuns(dir, dirName, row, judge);
-      return { outcome: "removed", row };
+      if (row !== null && isTheirs(row)) return remove(row);
+      // Another machine's session under this pid took the usual name (register moves a record
+      // it cannot judge aside, as the clone's did with this one): this process's own record,
+      // running, under a name of its own.
+      const moved = hostedSession === null ? movedAside(dir, dirName, pid, judge) : null;
+      if (moved !== null && isTheirs(moved)) return remove(moved);
+      return row === null ? { outcome: "no-record", row: null } : { outcome: "kept", row };
     });
     if (result.outcome !== "removed" && one.outcome !== "no-record") result = one;
   }
   return result;
+}
+
+/**
+ * The record of `pid` under a name of its own (`<pid>.<suffix>.json`, where register moves a
+ * record it cannot judge) that is the calling process's: judged `running`, its token this
+ * process's. An earlier, ended run moved aside the same way is never taken for it.
+ */
+function movedAside(dir: string, dirName: string, pid: number, judge: LivenessJudge): Row | null {
+  const usual = recordName(pid);
+  for (const name of listNames(dir, "Could not read the place directory")) {
+    if (name === usual || storedPid(name) !== pid) continue;
+    const entry = readEntry(dir, dirName, name);
+    const row = entry === null ? null : toRow(entry, judge, true);
+    if (row !== null && !row.malformed && row.reason === "running") return row;
+  }
+  return null;
 }

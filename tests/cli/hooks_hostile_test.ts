@@ -207,19 +207,27 @@ Deno.test("a user's own hook that starts with a roster call is theirs: kept, bac
   const home = `${dir.path}/home`;
   const settings = `${home}/.claude/settings.json`;
   Deno.mkdirSync(`${home}/.claude`, { recursive: true });
-  const own = 'roster activity idle --quiet; notify-send "Claude is done"';
-  const original = JSON.stringify({
-    hooks: { Stop: [{ hooks: [{ type: "command", command: own }] }] },
-  }) + "\n";
-  Deno.writeTextFileSync(settings, original);
   const env = { HOME: home };
-  const i = await roster(["hooks", "install", "claude"], { env });
-  assertEquals(i.code, 0, i.stderr);
-  assert(Deno.readTextFileSync(settings).includes("notify-send"), "the user's hook stays");
-  assertEquals(Deno.readTextFileSync(`${settings}.roster-backup`), original);
-  const u = await roster(["hooks", "uninstall", "claude"], { env });
-  assertEquals(u.code, 0, u.stderr);
-  assertEquals(Deno.readTextFileSync(settings), original, "the original, byte for byte");
+  // Another command after a `;`, a line break or a tab: each is the user's own.
+  for (
+    const own of [
+      'roster activity idle --quiet; notify-send "Claude is done"',
+      "roster activity idle --quiet\nsay done",
+      "roster activity idle --quiet\ttput bel",
+    ]
+  ) {
+    const original = JSON.stringify({
+      hooks: { Stop: [{ hooks: [{ type: "command", command: own }] }] },
+    }) + "\n";
+    Deno.writeTextFileSync(settings, original);
+    const i = await roster(["hooks", "install", "claude"], { env });
+    assertEquals(i.code, 0, i.stderr);
+    assert(Deno.readTextFileSync(settings).includes(JSON.stringify(own)), "the user's hook stays");
+    assertEquals(Deno.readTextFileSync(`${settings}.roster-backup`), original);
+    const u = await roster(["hooks", "uninstall", "claude"], { env });
+    assertEquals(u.code, 0, u.stderr);
+    assertEquals(Deno.readTextFileSync(settings), original, "the original, byte for byte");
+  }
 });
 
 Deno.test("uninstall through a link to the user's dotfiles removes nothing outside", async () => {
@@ -294,4 +302,20 @@ Deno.test("uninstall after a later edit keeps the user's own empty lists, commen
     const left = await roundTrip("claude", ".claude/settings.json", original, '"model":"opus"');
     assertEquals(JSON.parse(left).hooks, {});
   });
+});
+
+Deno.test("uninstall keeps a settings directory that is a link to the user's dotfiles", async () => {
+  await using dir = await tempDir();
+  const home = `${dir.path}/home`;
+  const dotfiles = `${dir.path}/dotfiles/claude`;
+  Deno.mkdirSync(home, { recursive: true });
+  Deno.mkdirSync(dotfiles, { recursive: true });
+  Deno.writeTextFileSync(`${dotfiles}/CLAUDE.md`, "# mine\n");
+  Deno.symlinkSync(dotfiles, `${home}/.claude`);
+  const env = { HOME: home };
+  assertEquals((await roster(["hooks", "install", "claude"], { env })).code, 0);
+  const u = await roster(["hooks", "uninstall", "claude"], { env });
+  assertEquals(u.code, 0, u.stderr);
+  assert(Deno.lstatSync(`${home}/.claude`).isSymlink, "the link stays");
+  assertEquals(Deno.readTextFileSync(`${dotfiles}/CLAUDE.md`), "# mine\n");
 });

@@ -89,6 +89,24 @@ Deno.test({
         assertEquals([kept?.boot_id, kept?.ended_at ?? null], [CLONE_BOOT, null]);
       },
     );
+    await t.step(
+      "this session's record, moved aside by a clone's: its end hook finds it",
+      async () => {
+        await using mine = spawnSleeper();
+        const r = await roster(["register", "--pid", String(mine.pid), "--home", home], { env });
+        assertEquals(r.code, 0, r.stderr);
+        // What the clone's register does with it: its own record under the usual name, this
+        // one under a name of its own.
+        Deno.renameSync(`${place}/${mine.pid}.json`, `${place}/${mine.pid}.zz0000.json`);
+        const theirs = { ...recordOf(own), session_pid: mine.pid, boot_id: CLONE_BOOT };
+        writeJson(`${place}/${mine.pid}.json`, theirs);
+        const u = await roster(["unregister", "--pid", String(mine.pid), "--home", home], { env });
+        assertEquals(u.code, 0, u.stderr);
+        assertEquals((await judged()).filter(([pid]) => pid === mine.pid), [
+          [mine.pid, "unknown", "other-host"],
+        ]);
+      },
+    );
     await t.step("doctor warns that another machine shares this machine id", async () => {
       const r = await roster(["doctor", "--json", "--home", home], { env });
       const report = JSON.parse(r.stdout) as { problems: { what: string; advice: string }[] };
