@@ -46,6 +46,13 @@ Deno.test({
     writeJson(`${place}/${NO_PID + 1}.json`, past);
     Deno.writeTextFileSync(history, `${PAST_BOOT}\n${own.boot_id}\n`);
 
+    /** The clone's session under `pid`, in the usual file of that pid. */
+    const cloneAt = (pid: number) =>
+      writeJson(`${place}/${pid}.json`, {
+        ...recordOf(own),
+        session_pid: pid,
+        boot_id: CLONE_BOOT,
+      });
     const judged = async () =>
       (await rosterJson<Row[]>(home, ["list", "--all"], { env }))
         .map((r) => [r.session_pid, r.liveness, r.reason])
@@ -76,8 +83,7 @@ Deno.test({
       "a session here under a clone's pid: the clone's record is kept beside it",
       async () => {
         await using here = spawnSleeper();
-        const theirs = { ...recordOf(own), session_pid: here.pid, boot_id: CLONE_BOOT };
-        writeJson(`${place}/${here.pid}.json`, theirs);
+        cloneAt(here.pid);
         const r = await roster(["register", "--pid", String(here.pid), "--home", home], { env });
         assertEquals(r.code, 0, r.stderr);
         assertEquals((await judged()).filter(([pid]) => pid === here.pid), [
@@ -98,8 +104,7 @@ Deno.test({
         // What the clone's register does with it: its own record under the usual name, this
         // one under a name of its own.
         Deno.renameSync(`${place}/${mine.pid}.json`, `${place}/${mine.pid}.zz0000.json`);
-        const theirs = { ...recordOf(own), session_pid: mine.pid, boot_id: CLONE_BOOT };
-        writeJson(`${place}/${mine.pid}.json`, theirs);
+        cloneAt(mine.pid);
         const u = await roster(["unregister", "--pid", String(mine.pid), "--home", home], { env });
         assertEquals(u.code, 0, u.stderr);
         assertEquals((await judged()).filter(([pid]) => pid === mine.pid), [
