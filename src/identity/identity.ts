@@ -38,7 +38,7 @@ export interface HostIdentity {
   pastBoots?: () => ReadonlySet<string> | null;
   /**
    * When this boot started (epoch ms; Linux's btime), read when first asked; null or absent
-   * when unknown. Asked only of a record from before histories (no `os`) of another boot.
+   * when unknown. Asked only of a record of another boot with a time it was written.
    */
   bootStartedMs?: () => number | null;
 }

@@ -152,11 +152,13 @@ export interface Written {
  * Pure: the verdict on a record of another boot of this host and machine id. It is this
  * machine's past, so it rebooted, only where this machine's boot history holds the record's
  * boot: clones of one image share a hostname and machine id, and one's boot is never in the
- * other's history (issue 24 item 7). A record from before histories (no `os`: an older roster
- * wrote it, perhaps a clone's still running one) is this machine's past also where it was last
- * written before this boot started: a crash before an upgrade is restored, a clone's live
- * session is not called rebooted. A caller that keeps no history, and an identity that is not
- * a record, are judged as before.
+ * other's history (issue 24 item 7). A record last written after this boot started is never
+ * this machine's past, whatever its history holds: a disk copied from a running machine carries
+ * that machine's live boot in its history, and its sessions, still writing there, must not be
+ * called rebooted. A record from before histories (no `os`: an older roster wrote it, perhaps a
+ * clone's still running one) is this machine's past also where it was last written before this
+ * boot started: a crash before an upgrade is restored. A caller that keeps no history, and an
+ * identity that is not a record, are judged as before.
  */
 export function bootVerdict(
   identity: ProcessIdentity & Written,
@@ -166,13 +168,13 @@ export function bootVerdict(
   // Not a record (a dispatch lock's owner, a plan's session: os-less by design, a ledger being
   // one host's): judged as before.
   if (identity.os == null && identity.registered_at === undefined) return REBOOTED;
+  const written = lastWrittenMs(identity);
+  const booted = written === null ? null : here.bootStartedMs?.() ?? null;
+  const since = written !== null && booted !== null ? written >= booted : null;
+  if (since === true) return OTHER_HOST;
   const seen = here.pastBoots();
   if (seen !== null && identity.boot_id != null && seen.has(identity.boot_id)) return REBOOTED;
-  if (identity.os == null) {
-    const written = lastWrittenMs(identity);
-    const booted = written === null ? null : here.bootStartedMs?.() ?? null;
-    if (written !== null && booted !== null && written < booted) return REBOOTED;
-  }
+  if (identity.os == null && since === false) return REBOOTED;
   return OTHER_HOST;
 }
 

@@ -70,8 +70,13 @@ Deno.test("liveness of real processes", async (t) => {
   await t.step("another boot id is dead/rebooted", async () => {
     await using s = spawnSleeper();
     const row = await rosterJson<Row>(home.path, ["register", "--pid", String(s.pid)]);
-    writeJson(row.path, { ...row, boot_id: "00000000-0000-0000-0000-000000000000" });
-    // A boot this machine ran before (registry/boots.ts): only then is another boot a reboot.
+    // Written in a boot this machine ran before (registry/boots.ts), before this one started:
+    // only then is another boot a reboot.
+    writeJson(row.path, {
+      ...row,
+      boot_id: "00000000-0000-0000-0000-000000000000",
+      registered_at: "2001-01-01T00:00:00.000Z",
+    });
     Deno.writeTextFileSync(BOOT_HISTORY, "00000000-0000-0000-0000-000000000000\n", {
       append: true,
     });

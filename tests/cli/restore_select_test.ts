@@ -165,6 +165,21 @@ Deno.test("selectSessions: what is relaunched, and why the rest is not", async (
       [1, "skip", "superseded by the newer record of pid 2"],
     ]);
   });
+  await t.step("a record of it that may be running (another namespace or host) holds it", () => {
+    // A newer run in a container, or on a machine sharing the home, is unknown from here: it
+    // may be the session running, and a relaunch beside it would be a second copy.
+    const out = select([
+      row({ session_pid: 1, session_id: "s", registered_at: "2026-12-02T04:00:00Z" }),
+      row({ session_pid: 2, session_id: "s", liveness: "unknown", reason: "other-pid-ns" }),
+      row({ session_pid: 3, session_id: "t", registered_at: "2026-12-02T05:10:00Z" }),
+      row({ session_pid: 4, session_id: "t", liveness: "unknown", reason: "other-host" }),
+      row({ session_pid: 5, session_id: "t", liveness: "alive", reason: "running" }),
+    ]);
+    assertEquals(out.map((o) => [o[0], o[1], o[2]]), [
+      [3, "skip", "running again as pid 5"],
+      [1, "skip", "it may be running as pid 2: unknown (other-pid-ns)"],
+    ]);
+  });
   await t.step("unknown harness, no id, not on PATH: skipped, never guessed", () => {
     const out = select([
       row({ session_pid: 1, agent: "aider", session_id: "a" }),

@@ -10,6 +10,7 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { cliArgs, endTmux, run, spawnSleeper, tempDir, waitUntil } from "../helpers.ts";
 import { assertSchema } from "../schema.ts";
+import { canUnsharePid } from "../pidns.ts";
 
 const shq = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -442,6 +443,51 @@ Deno.test({
     } finally {
       again.kill("SIGKILL");
       await again.status;
+    }
+  },
+});
+
+Deno.test({
+  name: "restore: a newer run of the session in another pid namespace holds it back",
+  ignore: !canUnsharePid(), // why: a private pid namespace needs Linux and root
+  ...opts,
+  async fn() {
+    await using root = await tempDir();
+    await using m = await machine(root.path);
+    const gone = await crashed(m, "S-ns");
+    // The session resumed by hand inside a container: from here its record is unknown.
+    const inside = new Deno.Command("unshare", {
+      args: [
+        "--pid",
+        "--fork",
+        "--mount-proc",
+        "--kill-child",
+        "bash",
+        "-c",
+        `sleep 600 & roster register --pid $! --agent claude --session-id S-ns -q; wait`,
+      ],
+      env: m.env,
+      clearEnv: true,
+      cwd: `${m.home}/work/S-ns`,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    try {
+      await waitUntil(
+        async () => (await m.rows()).some((r) => r.reason === "other-pid-ns"),
+        "the run in the namespace registered",
+        { everyMs: 100 },
+      );
+      const r = await m.restore(["--dry-run", "--json"]);
+      assertEquals(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout) as Report[];
+      const mine = out.find((o) => o.session_pid === gone)!;
+      assertEquals(mine.action, "skip", r.stdout);
+      assertMatch(mine.reason, /^it may be running as pid \d+: unknown \(other-pid-ns\)$/);
+    } finally {
+      inside.kill("SIGKILL");
+      await inside.status;
     }
   },
 });

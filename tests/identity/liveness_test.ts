@@ -340,9 +340,10 @@ Deno.test("clones of one image: another boot is a reboot only if this machine ra
     );
     // Written before this boot began: this machine's past, its sessions restorable.
     assertEquals(run(at("2026-12-02T11:00:00Z"), exists(), clone), REBOOTED);
-    // In this machine's history: rebooted, whenever written.
+    // In this machine's history: rebooted, if written before this boot began.
     const ran = { ...clone, pastBoots: history("B0", "B1") };
-    assertEquals(run(at("2026-12-02T12:30:00Z"), exists(), ran), REBOOTED);
+    assertEquals(run(at("2026-12-02T11:00:00Z"), exists(), ran), REBOOTED);
+    assertEquals(run(at("2026-12-02T12:30:00Z"), { kind: "gone" }, ran), unknown);
     // Neither time nor boot time known: unproven.
     assertEquals(run({ ...older, registered_at: null }, { kind: "gone" }, clone), unknown);
     // Not a record (a lock owner, a plan's session: os-less by design): as before.
@@ -350,7 +351,31 @@ Deno.test("clones of one image: another boot is a reboot only if this machine ra
     const noBoot = { ...clone, bootStartedMs: () => null };
     assertEquals(run(at("2026-12-02T11:00:00Z"), { kind: "gone" }, noBoot), unknown);
   });
-  await t.step("the boot's start is read only for an os-less record of another boot", () => {
+  await t.step("written since this boot began: never this machine's past, history or not", () => {
+    // A disk copied from a running machine: its history holds that machine's live boot B0,
+    // whose sessions go on writing their records in the shared home.
+    const booted = Date.parse("2026-12-02T12:00:00Z");
+    const copy = { ...host, pastBoots: history("B0", "B1"), bootStartedMs: () => booted };
+    const unknown = { liveness: "unknown", reason: "other-host" };
+    const at = (registered_at: string, activity_at: string | null = null) => ({
+      ...theirs,
+      registered_at,
+      activity_at,
+    });
+    assertEquals(run(at("2026-12-02T12:30:00Z"), { kind: "gone" }, copy), unknown);
+    assertEquals(
+      run(at("2026-12-02T11:00:00Z", "2026-12-02T12:00:00Z"), { kind: "gone" }, copy),
+      unknown,
+    );
+    // Written before it: this machine's past, restorable.
+    assertEquals(run(at("2026-12-02T11:59:59Z"), exists(), copy), REBOOTED);
+    // The boot's start not known: the history decides, as before.
+    assertEquals(
+      run(at("2026-12-02T12:30:00Z"), exists(), { ...copy, bootStartedMs: () => null }),
+      REBOOTED,
+    );
+  });
+  await t.step("the boot's start is read only for a record of another boot, written when", () => {
     let asked = 0;
     const counting = {
       ...host,
@@ -358,14 +383,13 @@ Deno.test("clones of one image: another boot is a reboot only if this machine ra
       bootStartedMs: () => (asked++, 0),
     };
     const { os: _os, ...older } = theirs;
-    run(theirs, exists(), counting);
-    run({ ...theirs, boot_id: "B1" }, exists(), counting);
+    run({ ...theirs, registered_at: null }, exists(), counting);
+    run({ ...theirs, boot_id: "B1", registered_at: "2026-12-02T11:00:00Z" }, exists(), counting);
     run(older, exists(), counting);
-    for (const boot_id of ["B0", "B1"]) {
-      run({ ...older, registered_at: "2026-12-02T11:00:00Z", boot_id }, exists(), counting);
-    }
+    run({ ...older, registered_at: "2026-12-02T11:00:00Z", boot_id: "B1" }, exists(), counting);
     assertEquals(asked, 0);
     run({ ...older, registered_at: "2026-12-02T11:00:00Z", boot_id: "B9" }, exists(), counting);
-    assertEquals(asked, 1);
+    run({ ...theirs, registered_at: "2026-12-02T11:00:00Z" }, exists(), counting);
+    assertEquals(asked, 2);
   });
 });

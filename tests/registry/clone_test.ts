@@ -41,8 +41,13 @@ Deno.test({
     const place = own.path.slice(0, own.path.lastIndexOf("/"));
     const clone = { ...recordOf(own), session_pid: NO_PID, boot_id: CLONE_BOOT };
     writeJson(`${place}/${NO_PID}.json`, clone);
-    // And one of a boot this machine did run before: that one rebooted.
-    const past = { ...recordOf(own), session_pid: NO_PID + 1, boot_id: PAST_BOOT };
+    // And one of a boot this machine did run before, written then: that one rebooted.
+    const past = {
+      ...recordOf(own),
+      session_pid: NO_PID + 1,
+      boot_id: PAST_BOOT,
+      registered_at: "2001-01-01T00:00:00.000Z",
+    };
     writeJson(`${place}/${NO_PID + 1}.json`, past);
     Deno.writeTextFileSync(history, `${PAST_BOOT}\n${own.boot_id}\n`);
 
@@ -132,6 +137,49 @@ Deno.test({
         assertEquals([row?.liveness, row?.reason], ["unknown", "other-host"]);
       },
     );
+  },
+});
+
+Deno.test({
+  name: "a disk copied from a running machine: its live boot in the history is not a reboot",
+  ignore: Deno.build.os !== "linux", // why: the boot's start is Linux's btime
+  async fn(t) {
+    await using dir = await tempDir();
+    const home = `${dir.path}/home`;
+    const history = `${dir.path}/boots`;
+    const env = { ROSTER_BOOT_HISTORY: history };
+    await using s = spawnSleeper();
+    const own = await rosterJson<Row>(home, ["register", "--pid", String(s.pid)], { env });
+    // The copy carries the other machine's history: its boot then, running still, is in it.
+    Deno.writeTextFileSync(history, `${CLONE_BOOT}\n${own.boot_id}\n`);
+    const place = own.path.slice(0, own.path.lastIndexOf("/"));
+    const theirs = (pid: number, registered_at: string) =>
+      writeJson(`${place}/${pid}.json`, {
+        ...recordOf(own),
+        session_pid: pid,
+        boot_id: CLONE_BOOT,
+        agent: "claude",
+        session_id: `0000000${pid % 10}-1111-4222-8333-444444444444`,
+        registered_at,
+      });
+    // Registered there since this machine booted: it may well run there.
+    theirs(NO_PID, new Date().toISOString());
+    // Written before this boot began: this machine's own past, crashed by the reboot.
+    theirs(NO_PID + 1, "2001-01-01T00:00:00.000Z");
+    await t.step("written since this boot: unknown (other-host), kept, not restored", async () => {
+      const rows = await rosterJson<Row[]>(home, ["list", "--all"], { env });
+      assertEquals(
+        rows.filter((r) => r.session_pid !== s.pid).map((r) => [r.session_pid, r.reason]).sort(),
+        [[NO_PID, "other-host"], [NO_PID + 1, "rebooted"]],
+      );
+      const prune = await roster(["prune", "--older-than", "7d", "--home", home], { env });
+      assertEquals(prune.code, 0, prune.stderr);
+      assert(Deno.statSync(`${place}/${NO_PID}.json`).isFile);
+      const r = await roster(["restore", "--dry-run", "--json", "--home", home], { env });
+      assertEquals(r.code, 0, r.stderr);
+      const plan = JSON.parse(r.stdout) as { session_pid: number }[];
+      assertEquals(plan.map((p) => p.session_pid), [NO_PID + 1], r.stdout);
+    });
   },
 });
 

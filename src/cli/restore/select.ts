@@ -87,9 +87,13 @@ export function selectSessions(rows: Row[], sel: Selection): Candidate[] {
     (sel.sessionIds.length === 0 ||
       sel.sessionIds.includes(r.session_id ?? "") ||
       sel.sessionIds.includes(r.native_session_id ?? ""));
+  // Any record of a session not judged dead may be that session running: alive here, or
+  // unknown (run in another pid namespace or on another host, hosted by a running server).
+  // Relaunching beside it would make two copies of one conversation. An alive one is named first.
   const live = new Map<string, Row>();
   for (const r of rows) {
-    if (r.liveness === "alive" && r.session_id) live.set(r.session_id, r);
+    if (r.malformed || r.liveness === "dead" || !r.session_id) continue;
+    if (live.get(r.session_id)?.liveness !== "alive") live.set(r.session_id, r);
   }
   const picked = rows.filter((r) => interrupted(r) && named(r)).sort(newest);
   // A session's newest record speaks for it, whatever is decided of it: parked, ended on its
@@ -125,7 +129,13 @@ function decide(
   const why = whyNotRestorable(row, sel.now, sel.retentionMs);
   if (why !== null) return skip(why);
   const running = live.get(row.session_id!);
-  if (running) return skip(`running again as pid ${running.session_pid}`);
+  if (running && running !== row) {
+    return skip(
+      running.liveness === "alive"
+        ? `running again as pid ${running.session_pid}`
+        : `it may be running as pid ${running.session_pid}: ${running.liveness} (${running.reason})`,
+    );
+  }
   const newer = seen.get(row.session_id!);
   if (newer) return skip(`superseded by the newer record of pid ${newer.session_pid}`);
   if (attempts !== null && attempts.failures >= sel.maxFailures) {
