@@ -31,6 +31,33 @@ export function parseDuration(value: string, flag: string, allowZero = false): n
   return ms;
 }
 
+/** The longest delay one timer takes: a longer one fires at once (and Deno warns). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A pause of `ms` that may be as long as any duration roster parses (ten years): a timer is
+ * re-armed in steps of at most MAX_TIMER_MS, so a `--timeout 30d` waits 30 days, not 0 ms.
+ * `cancel` ends it unresolved, so a pending pause never keeps the process alive.
+ */
+export function delay(ms: number): { done: Promise<void>; cancel(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const end = performance.now() + ms;
+  const done = new Promise<void>((ok) => {
+    const arm = (left: number) => {
+      timer = setTimeout(() => {
+        const rest = end - performance.now();
+        if (left > MAX_TIMER_MS && rest > 0) arm(rest);
+        else ok();
+      }, Math.min(Math.max(left, 0), MAX_TIMER_MS));
+    };
+    arm(ms);
+  });
+  return { done, cancel: () => clearTimeout(timer) };
+}
+
+/** `delay(ms).done`: a pause nothing cancels. */
+export const sleep = (ms: number): Promise<void> => delay(ms).done;
+
 /** A short age for tables: 42s, 5m, 3h, 2d. */
 export function formatAge(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
@@ -81,8 +108,11 @@ export function isoOrNull(ms: number | null): string | null {
   return ms === null ? null : isoTime(ms);
 }
 
-/** 10000-01-01T00:00:00Z: from there on Date writes a six-digit, signed year. */
-const YEAR_10000_MS = 253_402_300_800_000;
+/**
+ * 10000-01-01T00:00:00Z: from there on Date writes a six-digit, signed year, no RFC 3339
+ * date-time: the end of the times roster writes.
+ */
+export const YEAR_10000_MS = 253_402_300_800_000;
 const DAY_MS = 86_400_000;
 
 /**

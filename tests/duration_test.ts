@@ -1,5 +1,5 @@
 import { assertEquals, assertThrows } from "./assert.ts";
-import { formatAge, isoTime, parseDuration } from "../src/time.ts";
+import { delay, formatAge, isoTime, parseDuration } from "../src/time.ts";
 import { UsageError } from "../src/errors.ts";
 
 Deno.test("parseDuration", async (t) => {
@@ -56,4 +56,20 @@ Deno.test("isoTime writes what Date's toISOString writes", () => {
     assertEquals(isoTime(ms), iso(ms));
   }
   assertThrows(() => isoTime(NaN), RangeError);
+});
+
+Deno.test("delay", async (t) => {
+  await t.step("a pause longer than one timer holds does not end at once", async () => {
+    const long = delay(2 ** 31 + 1_000);
+    let ended = false;
+    long.done.then(() => ended = true);
+    await delay(100).done;
+    assertEquals(ended, false);
+    long.cancel();
+  });
+  await t.step("a short pause ends after its time", async () => {
+    const started = performance.now();
+    await delay(50).done;
+    assertEquals(performance.now() - started >= 49, true);
+  });
 });

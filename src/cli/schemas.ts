@@ -58,7 +58,8 @@ function nullable(props: Record<string, Schema>): Record<string, Schema> {
     out[k] = t === undefined
       ? { anyOf: [v, { type: "null" }] }
       : { ...v, type: Array.isArray(t) ? [...new Set([...t, "null"])] : [t, "null"] };
-    if ("enum" in v) out[k] = { enum: [...(v.enum as unknown[]), null] };
+    // A set: an enum that already holds null (activity) lists it once, as JSON Schema wants.
+    if ("enum" in v) out[k] = { enum: [...new Set([...(v.enum as unknown[]), null])] };
     if ("const" in v) out[k] = { enum: [v.const, null] };
   }
   return out;

@@ -11,6 +11,7 @@ import { CHANGED, readJson } from "../fs/read.ts";
 import { createExclusive } from "../fs/write.ts";
 import { identityOf } from "../identity/identity.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
+import { sleep } from "../time.ts";
 import { appendAudit } from "./audit.ts";
 import { json } from "./ledger.ts";
 import { identityOfOwner, type LockOwner, randomHex, validateLockOwner } from "./schema.ts";
@@ -45,8 +46,6 @@ export function readLockOwner(dir: string): LockOwner | null {
   }
   return owner;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** This process as a lock owner, with its own start token as the backend reads it. */
 function selfOwner(judge: LivenessJudge): LockOwner {

@@ -78,6 +78,8 @@ export class MetricsTally {
   #oldest = new Map<string, number>();
   /** Live sessions (alive, or hosted by a running server) by agent and activity. */
   #activity = new Map<string, { agent: string; activity: string; n: number }>();
+  /** The live sessions counted: pid, start token and session id of each. */
+  #live = new Set<string>();
   #prunable = zeroed(["dead", "malformed"]);
   #keys = zeroed(COUNTED_STATES);
   #dispatches = zeroed(Object.values(DISPATCH_OUTCOMES));
@@ -95,6 +97,11 @@ export class MetricsTally {
     if (entry) entry.n++;
     else this.#sessions.set(id, { agent, liveness: row.liveness, reason: row.reason, n: 1 });
     if (row.liveness === "alive" || row.reason === "hosted") {
+      // One live session, one count and one series: a process whose record is in both the
+      // older layout's directory and its place's (sessions/<host>/ and places/) is seen twice.
+      const live = JSON.stringify([row.session_pid, row.start_token, row.session_id]);
+      if (this.#live.has(live)) return;
+      this.#live.add(live);
       // "none": no hook of the session has said what it does (no activity hooks installed).
       const activity = row.activity ?? "none";
       const key = JSON.stringify([agent, activity]);

@@ -15,6 +15,7 @@ import { isValidPid } from "../identity/pid.ts";
 import type { Probe } from "../process/types.ts";
 import { RECORD_NAME } from "./layout.ts";
 import { claudeRow, type ClaudeSession, type Row, type SourcedRow } from "./row.ts";
+import { YEAR_10000_MS } from "../time.ts";
 
 export type { SourcedRow };
 
@@ -27,8 +28,6 @@ export type { SourcedRow };
  * and beyond it roster cannot tell (unknown), never dead on timing alone.
  */
 const START_MARGIN_MS = 30_000;
-/** Far-future limit of a JavaScript Date; anything beyond is not a time. */
-const MAX_DATE_MS = 8.64e15;
 const MAX_TEXT = 4096;
 /** A home with thousands of stale session files must not make `list` slow: read at most this many. */
 const MAX_FILES = 4096;
@@ -53,7 +52,7 @@ export function parseClaudeSession(value: unknown, filePid: number): ClaudeSessi
   const startedAt = o.startedAt;
   if (
     typeof startedAt !== "number" || !Number.isFinite(startedAt) || startedAt <= 0 ||
-    startedAt > MAX_DATE_MS
+    startedAt >= YEAR_10000_MS // not a time roster can write as RFC 3339
   ) return null;
   const text = (v: unknown): string | null | undefined =>
     v === undefined || v === null

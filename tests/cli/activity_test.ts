@@ -138,6 +138,20 @@ Deno.test("roster activity", async (t) => {
     assertEquals([q.code, q.stderr], [0, ""]);
   });
 
+  await t.step("a home that is a file, or no home at all: exit 1, never 2", async () => {
+    // Claude Code and Codex read 2 from a tool or stop hook as "block": a bad home fails the
+    // hook without blocking its session.
+    const cases: Record<string, string>[] = [
+      { ROSTER_HOME: "/dev/null" },
+      { ROSTER_HOME: "", HOME: "", XDG_STATE_HOME: "" },
+    ];
+    for (const env of cases) {
+      const r = await roster(["activity", "idle", "--pid", pid], { env });
+      assertEquals(r.code, 1, r.stderr);
+      assertMatch(r.stderr, /^roster: (Invalid ROSTER_HOME: not a directory|Cannot find a home)/);
+    }
+  });
+
   await t.step("a record of another process under the pid is left as it was", async () => {
     const path = `${hostDir(home)}/${pid}.json`;
     const before = JSON.parse(Deno.readTextFileSync(path));

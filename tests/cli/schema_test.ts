@@ -19,6 +19,21 @@ Deno.test("schemas/*.json are current (deno run -A scripts/schemas.ts rewrites t
   assertEquals(r.stdout, schemaText("prune"));
 });
 
+Deno.test("no schema's enum lists a value twice (JSON Schema requires unique items)", () => {
+  const twice: string[] = [];
+  const walk = (v: unknown, at: string) => {
+    if (typeof v !== "object" || v === null) return;
+    const o = v as Record<string, unknown>;
+    if (Array.isArray(o.enum)) {
+      const seen = o.enum.map((e) => JSON.stringify(e));
+      if (new Set(seen).size !== seen.length) twice.push(`${at}: ${seen.join(", ")}`);
+    }
+    for (const [k, child] of Object.entries(o)) walk(child, `${at}.${k}`);
+  };
+  for (const name of Object.keys(SCHEMAS)) walk(schemaDocument(name), name);
+  assertEquals(twice, []);
+});
+
 Deno.test("the validator rejects what a schema forbids", () => {
   const row = schemaDocument("token")!;
   const good = {

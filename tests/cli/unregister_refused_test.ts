@@ -34,3 +34,20 @@ Deno.test("unregister on a refused store: exit 0, the reason on stderr", async (
     assertEquals(r.code, 1, r.stderr);
   });
 });
+
+Deno.test("unregister with a home that is a file, or none at all: refused, exit 0", async (t) => {
+  await using sleeper = spawnSleeper();
+  const cases: [string, Record<string, string>, RegExp][] = [
+    ["ROSTER_HOME=/dev/null", { ROSTER_HOME: "/dev/null" }, /Invalid ROSTER_HOME: not a directory/],
+    ["no HOME", { ROSTER_HOME: "", HOME: "", XDG_STATE_HOME: "" }, /Cannot find a home/],
+  ];
+  for (const [name, env, why] of cases) {
+    await t.step(name, async () => {
+      const args = ["unregister", "--pid", String(sleeper.pid), "--json"];
+      const r = await roster(args, { env });
+      assertEquals(r.code, 0, r.stderr);
+      assert(why.test(r.stderr), r.stderr);
+      assertEquals(JSON.parse(r.stdout), { pid: sleeper.pid, outcome: "refused", row: null });
+    });
+  }
+});

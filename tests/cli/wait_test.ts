@@ -91,6 +91,29 @@ Deno.test("roster wait", async (t) => {
     );
   });
 
+  await t.step("a --timeout longer than one timer holds (30d) waits, not times out", async () => {
+    // A timer longer than 2^31-1 ms fires at once: the timeout is re-armed in steps.
+    const s = spawnSleeper();
+    const waiting = startWait(["wait", "--home", home, "--timeout", "30d", String(s.pid)], 1);
+    assertEquals(await waiting.watching(), Deno.build.os === "linux");
+    await new Promise((ok) => setTimeout(ok, 300));
+    await s.kill();
+    const r = await waiting.done;
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(r.stderr, "");
+  });
+
+  await t.step("a parked session's process that still runs is waited for", async () => {
+    // Parked is the lifecycle's word, not the process's: the pid has not ended.
+    await using s = spawnSleeper();
+    await rosterJson(home, ["register", "--pid", String(s.pid), "--session-id", "parked-w"]);
+    const park = await roster(["park", "--home", home, "--pid", String(s.pid), "--quiet"]);
+    assertEquals(park.code, 0, park.stderr);
+    const r = await roster(["wait", "--home", home, "--timeout", "300ms", String(s.pid)]);
+    assertEquals(r.code, EXIT_TIMEOUT, r.stderr);
+    assertMatch(r.stderr, new RegExp(`still running: ${s.pid}\\n$`));
+  });
+
   await t.step("--session-id waits for the process of that session", async () => {
     const s = spawnSleeper();
     await rosterJson(home, ["register", "--pid", String(s.pid), "--session-id", "sess-w"]);

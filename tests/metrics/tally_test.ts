@@ -176,6 +176,18 @@ Deno.test("tally: rows", async (t) => {
       ],
     ]);
   });
+  await t.step("a live session's two records (both layouts) are one session, one series", () => {
+    // Records are counted as records; the session, its activity and its start only once.
+    const tally = new MetricsTally({ sessionLabels: true });
+    tally.addRow(row({ session_pid: 7, activity: "working" }));
+    tally.addRow(row({ session_pid: 7, activity: "working" }));
+    tally.addRow(row({ session_pid: 8, activity: "working" }));
+    const s = samples(tally);
+    assertEquals(valueOf(s, "roster_sessions", { agent: "claude", liveness: "alive" }), 3);
+    assertEquals(valueOf(s, "roster_session_activity", { activity: "working" }), 2);
+    const starts = s.filter((x) => x.name === "roster_session_start_time_seconds");
+    assertEquals(starts.map((x) => x.labels.pid), ["7", "8"]);
+  });
   await t.step("every documented label value is a series from the start, at 0", () => {
     const s = samples(new MetricsTally());
     for (const event of ["claim", "skip", "lock-reclaim", "other", "unreadable"]) {

@@ -81,6 +81,8 @@ Deno.test("parseClaudeSession", async (t) => {
     ["no startedAt", { ...good, startedAt: undefined }],
     ["startedAt in seconds as text", { ...good, startedAt: "1800000000" }],
     ["startedAt not finite", { ...good, startedAt: 1e300 }],
+    // From 10000-01-01 on, Date writes a signed six-digit year: no RFC 3339 date-time.
+    ["startedAt in the year 10000", { ...good, startedAt: 253_402_300_800_000 }],
     ["startedAt negative", { ...good, startedAt: -5 }],
     ["a sessionId that is not text", { ...good, sessionId: 5 }],
     ["a cwd too long", { ...good, cwd: "x".repeat(5000) }],

@@ -121,6 +121,24 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     toolStart: toolCall(args, "tool-start", input),
     toolEnd: toolCall(args, "tool-end", input),
   };
+  try {
+    return await record(ctx, args, change, input);
+  } catch (err) {
+    // A hook must never block its session: harnesses read exit 2 from a tool or stop hook as
+    // "block this" (Claude Code, Codex). What is found wrong once the flags parsed (an owner
+    // named wrongly, no home for the store, a home that is a file) fails the hook, exit 1.
+    if (err instanceof UsageError) throw new RosterError(err.message);
+    throw err;
+  }
+}
+
+/** The change written into the owner's record, or a note on stderr saying why nothing was. */
+async function record(
+  ctx: Context,
+  args: Parsed,
+  change: ActivityChange,
+  input: () => HookInput,
+): Promise<number> {
   const quiet = args.has("quiet");
   const nothing = (why: string, outcome = "no-record", pid: number | null = null) => {
     if (ctx.json && !quiet) ctx.printJson({ pid, outcome, row: null });
@@ -137,12 +155,10 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       judge.cachedBackend(),
     );
   } catch (err) {
-    // A hook must never fail its session, nor block it: harnesses read exit 2 from a tool or
-    // stop hook as "block this" (Claude Code, Codex), so a session that cannot be told is 0.
+    // A hook must never fail its session: a session that cannot be told is exit 0.
     if (err instanceof NoOwnerError || err instanceof EnvEncodingError) {
       return nothing(err.message);
     }
-    if (err instanceof UsageError) throw new RosterError(err.message);
     throw err;
   }
   // The session's own record first: register files every session but a shared server's as

@@ -3,7 +3,7 @@
  * it is still that process's (registry/store.ts mayUnregister).
  */
 import { EnvEncodingError, envVar } from "../../env.ts";
-import { RosterError, UsageError } from "../../errors.ts";
+import { RosterError } from "../../errors.ts";
 import type { ProcessBackend } from "../../process/types.ts";
 import {
   declaredElsewhere,
@@ -76,9 +76,10 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       hosted,
     );
   } catch (err) {
-    // A store roster refuses (a link, another user's directory) or cannot read: the record
-    // stays, said on stderr, and the session-end hook still succeeds (README: exit 0).
-    if (!(err instanceof RosterError) || err instanceof UsageError) throw err;
+    // A store roster refuses (a link, another user's directory), cannot read or cannot find
+    // (no home for it, a home that is a file: ctx.home's UsageError): the record stays, said
+    // on stderr, and the session-end hook still succeeds (README: exit 0).
+    if (!(err instanceof RosterError)) throw err;
     if (ctx.json && !args.has("quiet")) ctx.printJson({ pid, outcome: "refused", row: null });
     ctx.err(`roster: Nothing unregistered: ${err.message}`);
     return 0;

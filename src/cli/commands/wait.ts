@@ -7,12 +7,13 @@ import { EXIT } from "../../exit.ts";
 import { RosterError, UsageError } from "../../errors.ts";
 import { parsePid } from "../../identity/pid.ts";
 import { type ExitWatch, waitMechanism, watchExit } from "../../process/exit_wait.ts";
+import { processEnded } from "../../identity/liveness.ts";
 import { lifecycleVerdict } from "../../registry/lifecycle.ts";
 import type { SessionRecord } from "../../registry/record.ts";
 import type { Row } from "../../registry/row.ts";
 import { streamRows } from "../../registry/scan.ts";
 import { readRecordRow } from "../../registry/store.ts";
-import { parseDuration } from "../../time.ts";
+import { delay, parseDuration, sleep } from "../../time.ts";
 import type { Parsed } from "../args.ts";
 import type { Context } from "../context.ts";
 
@@ -78,9 +79,10 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   } else {
     for (const pid of pids) {
       const w = watchExit(pid, backend);
-      // A pid with a record whose process is gone (its pid reused since) has ended already.
+      // A pid with a record whose process is gone (its pid reused since) has ended already;
+      // a parked or resumed session's process that still runs has not.
       const row = readRecordRow(ctx.home, ctx.host, pid, judge);
-      if (w.gone || (row !== null && row.liveness === "dead")) {
+      if (w.gone || (row !== null && processEnded(row))) {
         ended.add(pid);
         w.close();
       } else watches.push(w);
@@ -89,16 +91,14 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
 
   for (const w of watches) w.exited().then(() => ended.add(w.pid));
   const all = Promise.all(watches.map((w) => w.exited()));
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timer = timeoutMs === null ? null : delay(timeoutMs);
   const outcome = await Promise.race([
     all.then(() => "exited" as const),
-    ...(timeoutMs === null
-      ? []
-      : [new Promise<"timeout">((ok) => timer = setTimeout(() => ok("timeout"), timeoutMs))]),
+    ...(timer === null ? [] : [timer.done.then(() => "timeout" as const)]),
   ]);
-  clearTimeout(timer);
+  timer?.cancel();
   // Let the exits that landed with the timer be counted.
-  await new Promise((ok) => setTimeout(ok, 0));
+  await sleep(0);
   const watched = sessionId !== undefined
     ? [...new Set([...ended, ...watches.map((w) => w.pid)])]
     : pids;
@@ -164,7 +164,7 @@ async function waitForActivity(
       break;
     }
     const left = timeoutMs === null ? pause : Math.min(pause, timeoutMs - waited);
-    await new Promise((ok) => setTimeout(ok, Math.max(left, 0)));
+    await sleep(left);
     pause = Math.min(pause * 2, MAX_POLL_MS);
     rows = look();
     const gone = pids.filter((p) => !rows.some((r) => r.session_pid === p));

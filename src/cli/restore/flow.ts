@@ -21,7 +21,7 @@ import { resumeCommand } from "../../registry/owner.ts";
 import type { Row } from "../../registry/row.ts";
 import { forEachRow } from "../../registry/scan.ts";
 import { resumeSession } from "../../registry/store_update.ts";
-import { parseTime } from "../../time.ts";
+import { parseTime, sleep } from "../../time.ts";
 import { shQuote } from "../quote.ts";
 import { clearAttempts, recordFailure } from "./attempts.ts";
 import type { Candidate } from "./select.ts";
@@ -86,8 +86,6 @@ export interface Restored {
 export type RelaunchResult =
   | { ok: true; restored: Restored; command: string[] }
   | { ok: false; reason: string; failures: number; command: string[] | null };
-
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 /** Variables every relaunch passes on from the caller when set: where things are, never a secret. */
 const COMMON_ENV = [
