@@ -67,6 +67,30 @@ Deno.test("delay", async (t) => {
     assertEquals(ended, false);
     long.cancel();
   });
+  await t.step("a ten-year pause is re-armed in steps a timer holds, and ends", async () => {
+    // A fake clock: each timer fires at once and moves the clock on by its delay.
+    const realTimeout = globalThis.setTimeout;
+    const realNow = performance.now;
+    let now = 0;
+    const steps: number[] = [];
+    performance.now = () => now;
+    globalThis.setTimeout = ((fn: () => void, ms: number) => {
+      steps.push(ms);
+      now += ms;
+      queueMicrotask(fn);
+      return 0;
+    }) as unknown as typeof setTimeout;
+    try {
+      const tenYears = 10 * 365 * 86_400_000;
+      await delay(tenYears).done;
+      assertEquals(steps.every((ms) => ms >= 0 && ms <= 2 ** 31 - 1), true);
+      assertEquals(steps.reduce((a, b) => a + b, 0), tenYears);
+      assertEquals(steps.length, Math.ceil(tenYears / (2 ** 31 - 1)));
+    } finally {
+      globalThis.setTimeout = realTimeout;
+      performance.now = realNow;
+    }
+  });
   await t.step("a short pause ends after its time", async () => {
     const started = performance.now();
     await delay(50).done;

@@ -65,14 +65,6 @@ const REBOOTED = verdict("dead", "rebooted");
 const OTHER_HOST = verdict("unknown", "other-host");
 
 /**
- * Whether a verdict says the record's process itself has ended (exited, a zombie, its pid
- * reused, a boot ago), not that the lifecycle set the session aside: a parked or resumed
- * session's process may still run.
- */
-export const processEnded = (v: Verdict): boolean =>
-  v.liveness === "dead" && v.reason !== "parked" && v.reason !== "resumed";
-
-/**
  * What a probe alone says of a pid: exited, unsupported or zombie; null when a live process
  * holds it (then only a start token can say whether it is the recorded one).
  */

@@ -114,6 +114,25 @@ Deno.test("roster wait", async (t) => {
     assertMatch(r.stderr, new RegExp(`still running: ${s.pid}\\n$`));
   });
 
+  await t.step("a parked session whose pid was reused since has ended", async () => {
+    // The process's verdict, not the lifecycle's: another process holds the pid now.
+    await using s = spawnSleeper();
+    const row = await rosterJson<{ path: string }>(home, [
+      "register",
+      "--pid",
+      String(s.pid),
+      "--session-id",
+      "parked-reused",
+    ]);
+    const park = await roster(["park", "--home", home, "--pid", String(s.pid), "--quiet"]);
+    assertEquals(park.code, 0, park.stderr);
+    const rec = JSON.parse(await Deno.readTextFile(row.path));
+    assertEquals(typeof rec.parked_at, "string");
+    await Deno.writeTextFile(row.path, JSON.stringify({ ...rec, start_token: "1" }));
+    const r = await roster(["wait", "--home", home, "--timeout", "5s", String(s.pid)]);
+    assertEquals(r.code, 0, r.stderr);
+  });
+
   await t.step("--session-id waits for the process of that session", async () => {
     const s = spawnSleeper();
     await rosterJson(home, ["register", "--pid", String(s.pid), "--session-id", "sess-w"]);

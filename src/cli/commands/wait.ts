@@ -7,7 +7,6 @@ import { EXIT } from "../../exit.ts";
 import { RosterError, UsageError } from "../../errors.ts";
 import { parsePid } from "../../identity/pid.ts";
 import { type ExitWatch, waitMechanism, watchExit } from "../../process/exit_wait.ts";
-import { processEnded } from "../../identity/liveness.ts";
 import { lifecycleVerdict } from "../../registry/lifecycle.ts";
 import type { SessionRecord } from "../../registry/record.ts";
 import type { Row } from "../../registry/row.ts";
@@ -79,10 +78,13 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   } else {
     for (const pid of pids) {
       const w = watchExit(pid, backend);
-      // A pid with a record whose process is gone (its pid reused since) has ended already;
-      // a parked or resumed session's process that still runs has not.
+      // A pid with a record whose process is gone (its pid reused since, a boot ago) has ended
+      // already. Judged by the process, not the lifecycle: a parked or resumed session's
+      // process that still runs has not ended, and one whose pid was reused since has.
       const row = readRecordRow(ctx.home, ctx.host, pid, judge);
-      if (w.gone || (row !== null && processEnded(row))) {
+      const over = row !== null && !row.malformed &&
+        judge.verdict(row as SessionRecord, true).liveness === "dead";
+      if (w.gone || over) {
         ended.add(pid);
         w.close();
       } else watches.push(w);
