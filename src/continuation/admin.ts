@@ -12,6 +12,7 @@ import { isValidPid } from "../identity/pid.ts";
 import { parseTime } from "../time.ts";
 import { appendAudit } from "./audit.ts";
 import {
+  checkLedger,
   claimPath,
   CONFIG_FILE,
   createSkip,
@@ -60,6 +61,9 @@ export function setHold(dir: string, on: boolean) {
     ensureLedger(dir);
     writeAtomic(join(dir, HOLD_FILE), "");
   } else {
+    // A ledger that is not there holds nothing; one another user could rewrite is refused
+    // (a link to another directory would lose that directory's hold).
+    if (checkLedger(dir, false) === null) return;
     try {
       Deno.removeSync(join(dir, HOLD_FILE));
     } catch (err) {
@@ -161,7 +165,9 @@ export async function cleanLedger(
   dryRun: boolean,
   now = Date.now(),
 ): Promise<CleanResult> {
-  if (!exists(dir)) return { keys: [], temp_files: [] };
+  // Refused where another user could rewrite it, as every writer refuses it: a link would
+  // have the clean remove another directory's files (--dry-run too, so it says the same).
+  if (checkLedger(dir, false) === null) return { keys: [], temp_files: [] };
   const run = () => {
     const keys = listKeys(dir, now).filter((k) => {
       if (k.state === "none" || k.plan === null) {

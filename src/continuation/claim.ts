@@ -8,7 +8,6 @@ import type { LivenessJudge } from "../identity/liveness.ts";
 import { appendAudit } from "./audit.ts";
 import { type CheckRequest, type CheckResult, needsClaimPass, observe } from "./check.ts";
 import {
-  assertPrivateLedger,
   createClaim,
   createSkip,
   isClaimed,
@@ -113,7 +112,6 @@ async function claimPass(req: CheckRequest, expectedToken: string): Promise<Chec
  * under the lock, it blocks for one spacing at most. A busy lock leaves it to the next check.
  */
 async function clampLastDispatch(dir: string, judge: LivenessJudge) {
-  assertPrivateLedger(dir);
   await withDispatchLock(dir, judge, CHECK_LOCK_PATIENCE_MS, () => {
     const now = Date.now();
     const last = readLastDispatch(dir, now);
@@ -136,7 +134,6 @@ export async function claimAfterFirstLook(
     await clampLastDispatch(dir, judge);
   }
   if (needsClaimPass(verdict, plan)) {
-    assertPrivateLedger(dir);
     // Dispatch and skip are made durable only from a decision taken again under the lock;
     // a live holder of the lock makes it a short wait.
     const locked = await withDispatchLock(

@@ -13,7 +13,7 @@ import { identityOf } from "../identity/identity.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { sleep } from "../time.ts";
 import { appendAudit } from "./audit.ts";
-import { json } from "./ledger.ts";
+import { assertPrivateLedger, json } from "./ledger.ts";
 import { identityOfOwner, type LockOwner, randomHex, validateLockOwner } from "./schema.ts";
 
 export const LOCK_FILE = "dispatch.lock";
@@ -146,6 +146,9 @@ export async function withDispatchLock<T>(
   patienceMs: number,
   fn: () => T | Promise<T>,
 ): Promise<{ done: T } | { busy: LockOwner }> {
+  // Every write under the lock (a claim, a skip, a decline, a clean) is refused in a ledger
+  // another user could rewrite or that is a link: the lock file would be its first write.
+  assertPrivateLedger(dir);
   const attempt = await acquireDispatchLock(dir, judge, patienceMs);
   if ("busy" in attempt) return attempt;
   try {
