@@ -34,6 +34,11 @@ export type Activity = typeof ACTIVITIES[number];
 export const MAX_OPEN_TOOL_CALLS = 64;
 /** The longest tool call id or name a record keeps. */
 export const MAX_TOOL_TEXT = 256;
+/**
+ * The largest record file the store reads: a larger one is malformed. Every writer keeps its
+ * record within it (store_activity.ts drops the oldest open calls), or the record is lost.
+ */
+export const MAX_RECORD_BYTES = 64 * 1024;
 
 type Registrar = SessionRecord["registrar"];
 

@@ -12,7 +12,7 @@ import type { LivenessJudge } from "../identity/liveness.ts";
 import { pause } from "../pause.ts";
 import { dirHost, placeDirPath, storedPid, TEMP_NAME } from "./layout.ts";
 import { pruneAction, type PruneBounds } from "./lifecycle.ts";
-import type { SessionLink } from "./record.ts";
+import { MAX_RECORD_BYTES, type SessionLink } from "./record.ts";
 import type { Row } from "./row.ts";
 import {
   type Entry,
@@ -29,14 +29,11 @@ import { rewriteSweep } from "./sweep.ts";
 /** What join() puts between a directory and its entry (a record's path is built per row). */
 const SEP = Deno.build.os === "windows" ? "\\" : "/";
 
-/** The cap of one record file (fs/read.ts's default for small files). */
-const MAX_RECORD = 64 * 1024;
-
 /** The entry for a file of a host directory being streamed (one open, no lookup by path). */
 function readEntryAt(dir: DirStream, dirName: string, name: string): Entry | null {
   const pid = storedPid(name);
   if (pid === 0) return null;
-  const file = dir.readSmall(name, MAX_RECORD);
+  const file = dir.readSmall(name, MAX_RECORD_BYTES);
   // Joined, not concatenated: a concatenation is a rope, and a row holding one misses
   // JSON.stringify's fast path (about 1.5 us a row for list --json, src/cli/json_element.ts).
   return file === null ? null : entryOf([dir.path, name].join(SEP), pid, dirName, file);

@@ -31,7 +31,7 @@ import {
   storedPid,
 } from "./layout.ts";
 import { ownSessionOf } from "./lifecycle.ts";
-import { type SessionRecord, validateRecord } from "./record.ts";
+import { MAX_RECORD_BYTES, type SessionRecord, validateRecord } from "./record.ts";
 import { parseTime } from "../time.ts";
 import { malformedRow, recordRow, type Row } from "./row.ts";
 
@@ -98,7 +98,7 @@ export function readEntry(dir: string, dirName: string, name: string): Entry | n
   const filePid = storedPid(name);
   if (filePid === 0) return null;
   const path = join(dir, name);
-  const file = readSmallFile(path);
+  const file = readSmallFile(path, MAX_RECORD_BYTES);
   return file === null ? null : entryOf(path, filePid, dirName, file);
 }
 

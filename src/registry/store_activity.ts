@@ -9,7 +9,14 @@ import { exists } from "../fs/read.ts";
 import { writeAtomic } from "../fs/write.ts";
 import type { LivenessJudge } from "../identity/liveness.ts";
 import { placeDirNames, recordName } from "./layout.ts";
-import { type ActivityChange, withActivity } from "./record.ts";
+import { RosterError } from "../errors.ts";
+import { encodeUtf8 } from "../utf8.ts";
+import {
+  type ActivityChange,
+  MAX_RECORD_BYTES,
+  type SessionRecord,
+  withActivity,
+} from "./record.ts";
 import { recordRow, type Row } from "./row.ts";
 import { openStore, placeDirIn, readEntry, recordJson } from "./store.ts";
 
@@ -19,6 +26,23 @@ export type ActivityOutcome =
   | { outcome: "no-record"; row: null }
   /** The pid's record is another process's, or not valid: it is left as it is. */
   | { outcome: "not-this-process"; row: Row | null };
+
+/**
+ * The record's text, with its oldest open tool calls dropped until it fits what the store
+ * reads (MAX_RECORD_BYTES): ids and names of 256 characters, escaped or not ASCII, can make 64
+ * calls larger than that, and a record the store cannot read is lost to every later look.
+ * Null when it does not fit even without them.
+ */
+function fittingJson(record: SessionRecord): { json: string; record: SessionRecord } | null {
+  for (let r = record;; r = { ...r, open_tool_calls: r.open_tool_calls.slice(1) }) {
+    const json = recordJson(r);
+    // A UTF-16 unit is at most 3 bytes of UTF-8: most records need no encoding to know.
+    if (json.length * 3 <= MAX_RECORD_BYTES || encodeUtf8(json).length <= MAX_RECORD_BYTES) {
+      return { json, record: r };
+    }
+    if (r.open_tool_calls.length === 0) return null;
+  }
+}
 
 /**
  * Records `change` in the record of the live session `pid` (with `hostedSession`, that session
@@ -57,9 +81,15 @@ export async function recordActivity(
           row: recordRow(entry.record, verdict, entry.path),
         };
       }
-      const next = withActivity(entry.record, change, now);
-      writeAtomic(entry.path, recordJson(next), false);
-      return { outcome: "recorded", row: recordRow(next, verdict, entry.path) };
+      const fit = fittingJson(withActivity(entry.record, change, now));
+      if (fit === null) {
+        throw new RosterError(
+          `Cannot record the activity: the record would be larger than ${MAX_RECORD_BYTES} ` +
+            `bytes: ${entry.path}`,
+        );
+      }
+      writeAtomic(entry.path, fit.json, false);
+      return { outcome: "recorded", row: recordRow(fit.record, verdict, entry.path) };
     });
   }
   return { outcome: "no-record", row: null };

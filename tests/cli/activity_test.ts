@@ -138,6 +138,43 @@ Deno.test("roster activity", async (t) => {
     assertEquals([q.code, q.stderr], [0, ""]);
   });
 
+  await t.step(
+    "a record near the read cap drops its oldest calls, never grows past it",
+    async () => {
+      // 256-character ids and names not in ASCII: 64 calls of them are more than the 64 KiB the
+      // store reads, and a record it cannot read is lost (malformed) to every later hook.
+      const path = `${hostDir(home)}/${pid}.json`;
+      const before = JSON.parse(Deno.readTextFileSync(path));
+      const wide = "工".repeat(250);
+      const calls: { id: string; name: string; started_at: string }[] = [];
+      const size = () =>
+        new TextEncoder().encode(JSON.stringify({ ...before, open_tool_calls: calls }, null, 2))
+          .length;
+      while (size() < 64 * 1024 - 2_000) {
+        calls.push({ id: `${calls.length}${wide}`, name: wide, started_at: before.registered_at });
+      }
+      Deno.writeTextFileSync(path, JSON.stringify({ ...before, open_tool_calls: calls }, null, 2));
+      const r = await roster([
+        "activity",
+        ...at,
+        "--tool-start",
+        `new${wide}`,
+        "--tool-name",
+        wide,
+      ]);
+      assertEquals(r.code, 0, r.stderr);
+      assert(Deno.statSync(path).size <= 64 * 1024, `${Deno.statSync(path).size} bytes`);
+      const after = await row();
+      assertEquals(after.activity, "working");
+      const ids = after.open_tool_calls.map((c) => c.id);
+      assertEquals(ids.at(-1), `new${wide}`);
+      assert(!ids.includes(`0${wide}`), "the oldest call is dropped");
+      assertEquals(ids.at(0), `1${wide}`);
+      const idle = await roster(["activity", "idle", ...at, "--json"]);
+      assertEquals(JSON.parse(idle.stdout).outcome, "recorded");
+    },
+  );
+
   await t.step("a home that is a file, or no home at all: exit 1, never 2", async () => {
     // Claude Code and Codex read 2 from a tool or stop hook as "block": a bad home fails the
     // hook without blocking its session.
