@@ -167,3 +167,50 @@ async function exists(p: string) {
     return false;
   }
 }
+
+Deno.test("roster exec from inside a harness's tool", async (t) => {
+  await using dir = await tempDir();
+  await t.step("the environment's session id is the outer session's, not CMD's", async () => {
+    // A Claude Code Bash command or a pi tool sees its session's id: CMD is not that session,
+    // and its ending must not retire the session's crashed runs (restore would skip them).
+    const home = `${dir.path}/ids`;
+    const r = await roster(["exec", "--home", home, "--", "true"], {
+      env: { CLAUDE_CODE_SESSION_ID: "outer-claude", ROSTER_SESSION_ID: "outer-pi" },
+    });
+    assertEquals(r.code, 0, r.stderr);
+    const [rec] = await records(home);
+    assertEquals(rec.session_id, null);
+    const given = `${dir.path}/given`;
+    const g = await roster(["exec", "--home", given, "--session-id", "job-1", "--", "true"], {
+      env: { CLAUDE_CODE_SESSION_ID: "outer-claude" },
+    });
+    assertEquals(g.code, 0, g.stderr);
+    assertEquals((await records(given))[0].session_id, "job-1");
+  });
+
+  await t.step("an invalid variable is a usage error before CMD starts", async () => {
+    const home = `${dir.path}/bad`;
+    const marker = `${dir.path}/ran`;
+    const r = await roster(["exec", "--home", home, "--", "sh", "-c", `touch '${marker}'`], {
+      env: { ROSTER_AGENT: "x".repeat(5000) },
+    });
+    assertEquals(r.code, 2, r.stderr);
+    assertMatch(r.stderr, /^roster: Invalid ROSTER_AGENT: longer than \d+ characters\n$/);
+    assertEquals(await exists(marker), false);
+  });
+
+  await t.step(
+    "a current directory that is gone runs CMD, recorded as unknown, not /",
+    async () => {
+      // scripts/roster moves to / when the caller's directory was deleted, and says so: as
+      // register records it, the directory is unknown (""), and a restore never relaunches in /.
+      const home = `${dir.path}/gone`;
+      const r = await roster(["exec", "--home", home, "--", "sh", "-c", "exit 3"], {
+        cwd: "/",
+        env: { ROSTER_CWD_GONE: "1" },
+      });
+      assertEquals(r.code, 3, r.stderr);
+      assertEquals((await records(home))[0].cwd, "");
+    },
+  );
+});

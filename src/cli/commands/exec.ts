@@ -7,12 +7,13 @@
  */
 import { EXIT } from "../../exit.ts";
 import { RosterError, UsageError } from "../../errors.ts";
+import type { ProcessInfo } from "../../process/types.ts";
 import { buildRecord } from "../../registry/record.ts";
 import { markEnded, writeRecord } from "../../registry/store_write.ts";
 import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
-import { type Context, realDir, registrarPath } from "../context.ts";
-import { env, text } from "./register.ts";
+import { type Context, registrarPath } from "../context.ts";
+import { env, sessionCwd, text } from "./register.ts";
 import { readRetention } from "../retention.ts";
 import { printable } from "../terminal.ts";
 
@@ -39,7 +40,26 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     runtime: text(args, "runtime"),
     sessionId: text(args, "session-id"),
   };
-  const cwd = realDir(Deno.cwd(), "the current directory");
+  // As register finds it: where it cannot be known (not UTF-8, deeper than a record holds,
+  // deleted) it is "" and CMD still runs.
+  const cwd = sessionCwd(undefined);
+  // CMD's record, built before CMD starts and again once its pid is known: a variable that is
+  // not valid (not UTF-8, too long) is a usage error with nothing started, never a CMD left
+  // running unwatched. The session id is --session-id alone: one in the environment names the
+  // session roster exec runs inside (a harness's tool: $CLAUDE_CODE_SESSION_ID,
+  // $ROSTER_SESSION_ID), and CMD's ending would retire that session's crashed runs.
+  const recordOf = (pid: number, process: ProcessInfo | null) =>
+    buildRecord({
+      owner: { pid, source: "exec", verified: true, harness: null, inner: true },
+      process,
+      here: judge.here,
+      flags,
+      env,
+      cwd,
+      now: Date.now(),
+      registrar: { pid: Deno.pid, version: VERSION, path: registrarPath() },
+    });
+  recordOf(Deno.pid, null);
 
   // Listeners first, the child after: a signal that came between the spawn and the listeners
   // took the default action and killed roster, leaving the child running unwatched (seen under
@@ -87,16 +107,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
   // Same turn as the spawn: Deno reaps a child only once the event loop runs, so the child is
   // running or a zombie here, and its start token is readable either way.
   const probe = judge.probe(running.pid, true);
-  const record = buildRecord({
-    owner: { pid: running.pid, source: "exec", verified: true, harness: null, inner: false },
-    process: probe.kind === "exists" ? probe.info : null,
-    here: judge.here,
-    flags,
-    env,
-    cwd,
-    now: Date.now(),
-    registrar: { pid: Deno.pid, version: VERSION, path: registrarPath() },
-  });
+  const record = recordOf(running.pid, probe.kind === "exists" ? probe.info : null);
 
   try {
     try {

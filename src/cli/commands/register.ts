@@ -39,7 +39,7 @@ export function text(args: Parsed, flag: string): string | undefined {
  * process's. Where this process's cannot be known (deleted, not UTF-8, deeper than PATH_MAX,
  * longer than a record holds) it is "" (unknown), and no flag that was not given is blamed.
  */
-function sessionCwd(flag: string | undefined): string {
+export function sessionCwd(flag: string | undefined): string {
   if (flag !== undefined) {
     const dir = realDir(flag, "--cwd");
     if (dir.length > MAX_CWD) {
