@@ -42,16 +42,35 @@ export interface ResumeRank {
 }
 
 /**
- * This host's record that `target` names. For a session id: the newest not yet resumed; for
- * `resume` (rank), the newest that can be resumed by `rank.successor`: the one already linked
+ * How `park` and `park --undo` rank them: the newest record not yet resumed that is not yet
+ * parked (`parked: false`), or that is (`parked: true`): un-parking a session id whose newer
+ * run registered since must un-park the parked record, not the newer one.
+ */
+export interface ParkRank {
+  parked: boolean;
+}
+
+/** The order a session id's records are ranked in: one ResumeRank or ParkRank, else newest. */
+type Rank = ResumeRank | ParkRank;
+
+/** Pure: whether rank `a` is before rank `b`, compared place by place. */
+const before = (a: number[], b: number[]) => {
+  const i = a.findIndex((v, k) => v !== b[k]);
+  return i !== -1 && a[i] > b[i];
+};
+
+/**
+ * This host's record that `target` names. For a session id: the newest not yet resumed (for
+ * `park`, ParkRank: of those, one parked or not as wanted first); for `resume` (rank), the newest that can be resumed by `rank.successor`: the one already linked
  * to it (an identical retry) first, then an ended or parked one, never the successor itself.
  */
 function findTarget(
   dir: string,
   dirName: string,
   target: SessionTarget,
-  resume: ResumeRank | null = null,
+  ranked: Rank | null = null,
 ): Extract<Entry, { ok: true }> {
+  const resume = ranked !== null && "successor" in ranked ? ranked : null;
   if ("path" in target) {
     const at = target.path.lastIndexOf("/");
     const entry = target.path.slice(0, at) === dir
@@ -80,6 +99,10 @@ function findTarget(
   const rank = (e: Extract<Entry, { ok: true }>): number[] => {
     const r = e.record;
     const newest = parseTime(r.registered_at) ?? 0;
+    if (ranked !== null && "parked" in ranked) {
+      const wanted = (r.parked_at !== null) === ranked.parked ? 1 : 0;
+      return [r.successor === null ? 1 : 0, wanted, newest];
+    }
     if (resume === null) return [r.successor === null ? 1 : 0, newest];
     const linked = r.successor !== null && sameProcess(r.successor, resume.successor);
     const liveness = toRow(e, resume.judge).liveness;
@@ -97,7 +120,7 @@ function findTarget(
       sameProcess({ pid: r.session_pid, start_token: r.start_token }, resume.successor)
     ) continue;
     const k = rank(e);
-    if (best === null || k[0] > bestRank[0] || (k[0] === bestRank[0] && k[1] > bestRank[1])) {
+    if (best === null || before(k, bestRank)) {
       best = e;
       bestRank = k;
     }
@@ -125,11 +148,11 @@ function targetDir(
   host: string,
   judge: LivenessJudge,
   target: SessionTarget,
-  resume: ResumeRank | null,
+  rank: Rank | null,
 ) {
   for (const d of placeDirsIn(openStore(home, false), host, judge)) {
     try {
-      findTarget(d.dir, d.dirName, target, resume);
+      findTarget(d.dir, d.dirName, target, rank);
       return d;
     } catch (err) {
       if (!(err instanceof UsageError)) throw err;
@@ -137,7 +160,7 @@ function targetDir(
   }
   const dirName = placeDirNames({ ...judge.here, host })[0];
   const dir = placeDirPath(home, dirName);
-  findTarget(dir, dirName, target, resume); // says what is missing
+  findTarget(dir, dirName, target, rank); // says what is missing
   return { dir, dirName };
 }
 
@@ -148,11 +171,11 @@ async function updateSession(
   judge: LivenessJudge,
   target: SessionTarget,
   change: (row: Row, record: SessionRecord) => SessionRecord,
-  resume: ResumeRank | null = null,
+  rank: Rank | null = null,
 ): Promise<Row> {
-  const { dir, dirName } = targetDir(home, host, judge, target, resume);
+  const { dir, dirName } = targetDir(home, host, judge, target, rank);
   return await withLock(dir, () => {
-    const entry = findTarget(dir, dirName, target, resume);
+    const entry = findTarget(dir, dirName, target, rank);
     const next = change(toRow(entry, judge, true), entry.record);
     // Nothing changed (an identical retry): nothing written.
     if (next !== entry.record) writeAtomic(entry.path, recordJson(next), false);
@@ -171,7 +194,7 @@ export function parkSession(
   return updateSession(home, host, judge, target, (_, record) => ({
     ...record,
     parked_at: record.parked_at ?? new Date(now).toISOString(),
-  }));
+  }), { parked: false });
 }
 
 /** Un-parks a session (`park --undo`): judged by its process again; a no-op when not parked. */
@@ -187,6 +210,7 @@ export function unparkSession(
     judge,
     target,
     (_, record) => record.parked_at === null ? record : { ...record, parked_at: null },
+    { parked: true },
   );
 }
 

@@ -115,6 +115,23 @@ Deno.test("a parked session stays parked when its hooks register it again", asyn
   });
 });
 
+Deno.test("park --undo --session-id un-parks the parked record, not a newer run", async () => {
+  // Session P parked at pid A; a new run of P registered since at pid B, not parked.
+  await using home = await tempDir();
+  await using a = await session(home.path, "P", false);
+  assertEquals((await roster(["park", "--pid", String(a.pid), "--home", home.path])).code, 0);
+  await using b = await session(home.path, "P", false);
+  const r = await roster(["park", "--undo", "--session-id", "P", "--home", home.path, "--json"]);
+  assertEquals(r.code, 0, r.stderr);
+  assertEquals((JSON.parse(r.stdout) as Row).session_pid, a.pid);
+  const listed = await rows(home.path);
+  const reasons = [a.pid, b.pid].map((p) => listed.find((x) => x.session_pid === p)!.reason);
+  assertEquals(reasons, ["running", "running"]);
+  // And park --session-id parks the newer run that is not parked yet.
+  const again = await roster(["park", "--session-id", "P", "--home", home.path, "--json"]);
+  assertEquals((JSON.parse(again.stdout) as Row).session_pid, b.pid);
+});
+
 Deno.test("a continue never goes to a parked session, nor to a resumed one but through its successor", async (t) => {
   await using home = await tempDir();
   const h = home.path;
