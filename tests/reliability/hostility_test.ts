@@ -590,3 +590,23 @@ Deno.test("list --discover: unrelated files never push a live session past the c
     for (const p of live) await p.kill();
   }
 });
+
+Deno.test("whoami where an ancestor's record cannot be read: exit 1 naming it, never not found", async () => {
+  // The test process is the roster child's parent: a damaged record under its pid may be the
+  // caller's session, so "no session owns this process" (3) would be a guess.
+  await using home = await tempDir();
+  Deno.mkdirSync(hostDir(home.path), { recursive: true, mode: 0o700 });
+  const path = `${hostDir(home.path)}/${Deno.pid}.json`;
+  Deno.writeTextFileSync(path, "{ not json", { mode: 0o600 });
+  const r = await roster(["whoami", "--home", home.path]);
+  assertEquals(r.code, 1, r.stderr);
+  assertMatch(
+    r.stderr,
+    new RegExp(
+      `^roster: Cannot tell which session owns this process: the record of pid ${Deno.pid} cannot be read`,
+    ),
+  );
+  Deno.removeSync(path);
+  const none = await roster(["whoami", "--home", home.path]);
+  assertEquals(none.code, 3, none.stderr);
+});

@@ -20,9 +20,13 @@ import { describeRow, printable } from "../terminal.ts";
 export async function run(ctx: Context, _args: Parsed): Promise<number> {
   const judge = await ctx.judge();
   const backend = judge.cachedBackend();
+  // The nearest ancestor's record roster could not read (no access, damaged): "not found"
+  // would be a guess, so with no owner found the answer is a failure naming it.
+  let unreadable: Row | null = null;
   for (const info of ancestors(backend, Deno.ppid)) {
     const row = readRecordRow(ctx.home, ctx.host, info.pid, judge) ??
       (hostsSessions(backend, info.pid) ? hostedRow(ctx, judge, info.pid) : null);
+    if (row?.malformed) unreadable ??= row;
     // "running" (or "hosted", its server's): the record has a start token and it matches the
     // process's now; verified: the process registered itself (or a descendant did), not a pid
     // someone else named.
@@ -51,6 +55,12 @@ export async function run(ctx: Context, _args: Parsed): Promise<number> {
       );
     }
     return 0;
+  }
+  if (unreadable !== null) {
+    throw new RosterError(
+      `Cannot tell which session owns this process: the record of pid ${unreadable.session_pid} ` +
+        `cannot be read (${unreadable.detail}): ${unreadable.path}`,
+    );
   }
   throw new NotFoundError(
     "No registered live session owns this process: none of its ancestors registered itself",
