@@ -31,6 +31,17 @@ Deno.test("permissions of the store", async (t) => {
     await rosterJson(home.path, ["register", "--pid", String(s.pid)]);
     assertEquals(mode(hostDir(home.path)), 0o700);
   });
+  await t.step("list and check read a loose home as it is: they never write", async () => {
+    await using home = await tempDir();
+    await rosterJson(home.path, ["register", "--pid", String(s.pid)]);
+    Deno.chmodSync(home.path, 0o755);
+    for (const args of [["list"], ["check", String(s.pid)], ["whoami"]]) {
+      await roster([...args, "--home", home.path]);
+      assertEquals(mode(home.path), 0o755, args[0]);
+    }
+    await rosterJson(home.path, ["register", "--pid", String(s.pid)]);
+    assertEquals(mode(home.path), 0o700, "register, a writer, tightens it");
+  });
   await t.step("a shared sticky directory given as home is never tightened", async () => {
     await using dir = await tempDir();
     Deno.chmodSync(dir.path, 0o1777);
