@@ -360,6 +360,24 @@ Deno.test("doctor's advice for a malformed record removes that file only", async
   assert(exists(`${hostDir(h)}/${crashedOne.pid}.json`), "the crashed row is kept");
 });
 
+Deno.test("doctor's advice for a directory where a record belongs removes it", async () => {
+  await using tmp = await tempDir();
+  const h = tmp.path;
+  await session(h, "K2", true);
+  const planted = `${hostDir(h)}/23456.json`;
+  Deno.mkdirSync(`${planted}/inside`, { recursive: true, mode: 0o700 });
+  const r = await roster(["doctor", "--home", h, "--json"]);
+  const problems = (JSON.parse(r.stdout) as { problems: { what: string; advice: string }[] })
+    .problems;
+  const advice = problems.find((p) => /malformed/.test(p.what))!.advice;
+  assertEquals(advice, `Remove it with: rm -r -- '${planted}'`);
+  const done = await new Deno.Command("sh", {
+    args: ["-c", advice.slice("Remove it with: ".length)],
+  }).output();
+  assert(done.success);
+  assert(!exists(planted), "the directory is gone");
+});
+
 Deno.test("park prints one line whatever the record's agent holds", async () => {
   await using tmp = await tempDir();
   const h = `${tmp.path}/home`;

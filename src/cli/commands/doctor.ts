@@ -34,11 +34,25 @@ const quoted = Deno.build.os === "windows" ? psQuote : shQuote;
  * --older-than also removes other hosts' unknown rows and the sessions a shared server hosts.
  */
 function removeAdvice(paths: string[], total: number): string {
-  const rm = Deno.build.os === "windows" ? "Remove-Item -LiteralPath" : "rm --";
+  const windows = Deno.build.os === "windows";
+  // A directory where a record belongs is removed with what it holds (a plain rm fails on
+  // it); a link is removed itself, never what it points at (lstat, and rm never follows one).
+  const rm = (p: string) =>
+    isDirectory(p)
+      ? (windows ? "Remove-Item -Recurse -LiteralPath" : "rm -r --")
+      : (windows ? "Remove-Item -LiteralPath" : "rm --");
   const more = total - paths.length;
   return `Remove ${total === 1 ? "it" : "each"} with: ` +
-    paths.map((p) => `${rm} ${quoted(p)}`).join("; ") +
+    paths.map((p) => `${rm(p)} ${quoted(p)}`).join("; ") +
     (more > 0 ? `; and ${more} more (roster list --state unknown --json shows each path)` : "");
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 interface Problem {
