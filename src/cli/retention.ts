@@ -4,6 +4,7 @@
  * ledger's module is loaded only when a row names a continuation: a hook's `register` whose
  * cleanup meets none never pays for it.
  */
+import { UsageError } from "../errors.ts";
 import { lazyModule } from "../lazy.ts";
 import { retentionMs } from "../registry/lifecycle.ts";
 import type { Row } from "../registry/row.ts";
@@ -38,4 +39,19 @@ export function readRetention(): Retention {
     held: heldByContinuation,
     load: loadLedger,
   };
+}
+
+/**
+ * For a session's own registration (register, exec): a bad $ROSTER_RETENTION must not cost the
+ * session its record (unregistered, it could never be restored), so the record is written and
+ * this time nothing ended is removed; `warn` says why, naming the variable.
+ */
+export function retentionOrKeepAll(warn: (message: string) => void): Retention {
+  try {
+    return readRetention();
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    warn(`roster: ${err.message}: nothing ended was removed`);
+    return { retentionMs: Infinity, held: heldByContinuation, load: loadLedger };
+  }
 }

@@ -105,11 +105,20 @@ Deno.test("ended sessions survive later registrations for the retention window",
         env: { ROSTER_RETENTION: "3d" },
       });
       assert((await rows(home.path)).some((r) => r.session_pid === dead[1]), "3d keeps it");
+      // A typo there must not unregister every session: the record is written, nothing ended
+      // is removed (dead[1] is past the default day), and stderr names the variable.
       const bad = await roster(["register", "--pid", String(live.pid), "--home", home.path], {
         env: { ROSTER_RETENTION: "soon" },
       });
-      assertEquals(bad.code, 2, bad.stderr);
-      assertMatch(bad.stderr, /ROSTER_RETENTION/);
+      assertEquals(bad.code, 0, bad.stderr);
+      assertMatch(bad.stderr, /^roster: Invalid ROSTER_RETENTION: .*: nothing ended was removed\n/);
+      assert((await rows(home.path)).some((r) => r.session_pid === dead[1]), "nothing removed");
+      assert((await rows(home.path)).some((r) => r.session_pid === live.pid), "registered");
+      // prune, whose whole work is removing, refuses it.
+      const prune = await roster(["prune", "--home", home.path], {
+        env: { ROSTER_RETENTION: "soon" },
+      });
+      assertEquals(prune.code, 2, prune.stderr);
     });
 
     await t.step("prune removes what is past retention, keeps what a restore needs", async () => {

@@ -14,7 +14,7 @@ import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
 import { type Context, registrarPath } from "../context.ts";
 import { env, sessionCwd, text } from "./register.ts";
-import { readRetention } from "../retention.ts";
+import { retentionOrKeepAll } from "../retention.ts";
 import { printable } from "../terminal.ts";
 
 /** A command that could not be started: exit code as a shell gives it. */
@@ -113,7 +113,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
     try {
       // Its cleanup keeps what register's keeps: crashed rows within $ROSTER_RETENTION, and
       // any a continuation holds.
-      await writeRecord(home, record, judge, readRetention());
+      await writeRecord(home, record, judge, retentionOrKeepAll((m) => ctx.err(m)));
     } catch (err) {
       // The command runs whatever happens to its record: a full disk must not stop a CI job.
       ctx.err(`roster: Could not register the session: ${(err as Error).message}`);

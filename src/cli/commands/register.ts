@@ -9,7 +9,7 @@ import { recordRow } from "../../registry/row.ts";
 import { writeRecord } from "../../registry/store_write.ts";
 import { VERSION } from "../../version.ts";
 import type { Parsed } from "../args.ts";
-import { readRetention } from "../retention.ts";
+import { retentionOrKeepAll } from "../retention.ts";
 import { type Context, realDir, registrarPath } from "../context.ts";
 
 const MAX_TEXT = 1024;
@@ -96,7 +96,7 @@ export async function run(ctx: Context, args: Parsed): Promise<number> {
       }) is a shared server hosting many sessions, so only a session id says which one this is`,
     );
   }
-  const written = await writeRecord(ctx.home, record, judge, readRetention());
+  const written = await writeRecord(ctx.home, record, judge, retentionOrKeepAll((m) => ctx.err(m)));
   const row = recordRow(written.record, judge.verdict(written.record), written.path);
   if (args.has("quiet")) return 0;
   if (ctx.json) ctx.printJson(row);
