@@ -61,9 +61,10 @@ function othersCanRewrite(info: Deno.FileInfo): string | null {
  * `/` down to it as the module comment says. What does not exist yet is created one directory
  * at a time (0700) when `create` is set; otherwise null says it is missing. The directory
  * itself may be root's (not writable by others, or sticky) or the caller's; with `own` it
- * must be the caller's. The caller's own loose directory is tightened to 0700 by a writer
- * (`create`; unless sticky: a shared directory given as home is left alone) and read as it is
- * by a reader, or with `tighten: false` refused. `label` names it in messages ("the
+ * must be the caller's. The caller's own loose directory is tightened to 0700 (unless sticky:
+ * a shared directory given as home is left alone): one others may write to always, one they
+ * may only read by a command that creates there (`create`), never by a reader; with
+ * `tighten: false` refused. `label` names it in messages ("the
  * store", "the ledger"). Refusals are UntrustedError: one line, exit 1.
  */
 export function trustedDir(
@@ -123,10 +124,11 @@ export function trustedDir(
       throw new UntrustedError(`${what}: it belongs to another user: ${next}`);
     }
     if (problem !== null && (!last || !tighten || entry.uid !== ME)) throw refuse(next, problem);
-    // Only a command that writes there tightens it: a reader (`list`, `check`) never writes.
+    // A home only others may read is tightened by a command that creates there, never by a
+    // reader (`list`, `check`); one others may rewrite is tightened before any use.
     if (
-      last && tighten && create && entry.uid === ME && ((entry.mode ?? 0) & 0o077) !== 0 &&
-      !sticky(entry)
+      last && tighten && (create || problem !== null) && entry.uid === ME &&
+      ((entry.mode ?? 0) & 0o077) !== 0 && !sticky(entry)
     ) {
       try {
         Deno.chmodSync(next, 0o700); // the caller's own loose directory: theirs to tighten
