@@ -59,6 +59,7 @@ export const LINUX_ONLY: Readonly<Record<string, string>> = {
   "tests/continuation/check_test.ts": "checks POSIX modes (chmod)",
   "tests/continuation/e2e_test.ts": "spawns sleep and sh, private pid namespaces",
   "tests/continuation/ledger_test.ts": "FIFOs, symlinks and POSIX modes",
+  "tests/continuation/ledger_trust_test.ts": "symbolic links and a spawned sleeper",
   "tests/continuation/lock_test.ts": "spawns sleep; Windows locking is in tests/windows",
   "tests/continuation/plan_test.ts":
     "ledger files checked by POSIX mode (fixed with the store rules)",
