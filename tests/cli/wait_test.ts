@@ -57,6 +57,9 @@ function startWait(args: string[], n: number) {
 Deno.test("roster wait", async (t) => {
   await using dir = await tempDir();
   const home = `${dir.path}/home`;
+  /** Registers `pid` as a session of `sid`; its row (the record's path). */
+  const registered = (pid: number, sid: string) =>
+    rosterJson<{ path: string }>(home, ["register", "--pid", String(pid), "--session-id", sid]);
 
   await t.step("returns once every process has ended", async () => {
     const a = spawnSleeper();
@@ -117,13 +120,7 @@ Deno.test("roster wait", async (t) => {
   await t.step("a parked session whose pid was reused since has ended", async () => {
     // The process's verdict, not the lifecycle's: another process holds the pid now.
     await using s = spawnSleeper();
-    const row = await rosterJson<{ path: string }>(home, [
-      "register",
-      "--pid",
-      String(s.pid),
-      "--session-id",
-      "parked-reused",
-    ]);
+    const row = await registered(s.pid, "parked-reused");
     const park = await roster(["park", "--home", home, "--pid", String(s.pid), "--quiet"]);
     assertEquals(park.code, 0, park.stderr);
     const rec = JSON.parse(await Deno.readTextFile(row.path));
@@ -152,13 +149,7 @@ Deno.test("roster wait", async (t) => {
   await t.step("a pid whose record's process is gone and reused counts as ended", async () => {
     // A record whose token no longer matches: its session is over even though the pid runs.
     await using s = spawnSleeper();
-    const row = await rosterJson<{ path: string }>(home, [
-      "register",
-      "--pid",
-      String(s.pid),
-      "--session-id",
-      "reused",
-    ]);
+    const row = await registered(s.pid, "reused");
     const rec = JSON.parse(await Deno.readTextFile(row.path));
     rec.start_token = "1";
     await Deno.writeTextFile(row.path, JSON.stringify(rec));
