@@ -580,7 +580,7 @@ export const COMMANDS: CommandSpec[] = [
       {
         name: "session-id",
         value: "ID",
-        help: "Session id (else $ROSTER_SESSION_ID, $CLAUDE_CODE_SESSION_ID)",
+        help: "Session id (else none: an id in the environment is the outer session's)",
       },
       {
         ...QUIET,

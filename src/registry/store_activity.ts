@@ -28,19 +28,30 @@ export type ActivityOutcome =
   | { outcome: "not-this-process"; row: Row | null };
 
 /**
+ * What the lifecycle may add to a record after its activity is written (an ended stamp,
+ * `parked_at`, a successor, a continuation naming its ledger's path): activity leaves room
+ * for it, or the next writer would push the record past what the store reads.
+ */
+const LIFECYCLE_RESERVE = 6 * 1024;
+
+/**
  * The record's text, with its oldest open tool calls dropped until it fits what the store
- * reads (MAX_RECORD_BYTES): ids and names of 256 characters, escaped or not ASCII, can make 64
- * calls larger than that, and a record the store cannot read is lost to every later look.
- * Null when it does not fit even without them.
+ * reads (MAX_RECORD_BYTES) with LIFECYCLE_RESERVE to spare: ids and names of 256 characters,
+ * escaped or not ASCII, can make 64 calls larger than that, and a record the store cannot read
+ * is lost to every later look. Without calls, a record that fits the cap alone (a register
+ * near it) is still written; null when even that does not fit.
  */
 function fittingJson(record: SessionRecord): { json: string; record: SessionRecord } | null {
   for (let r = record;; r = { ...r, open_tool_calls: r.open_tool_calls.slice(1) }) {
     const json = recordJson(r);
-    // A UTF-16 unit is at most 3 bytes of UTF-8: most records need no encoding to know.
-    if (json.length * 3 <= MAX_RECORD_BYTES || encodeUtf8(json).length <= MAX_RECORD_BYTES) {
-      return { json, record: r };
+    // At most this many bytes: a UTF-16 unit is at most 3 bytes of UTF-8, so most records
+    // need no encoding to know they fit.
+    const bound = json.length * 3;
+    const size = bound <= MAX_RECORD_BYTES - LIFECYCLE_RESERVE ? bound : encodeUtf8(json).length;
+    if (size <= MAX_RECORD_BYTES - LIFECYCLE_RESERVE) return { json, record: r };
+    if (r.open_tool_calls.length === 0) {
+      return size <= MAX_RECORD_BYTES ? { json, record: r } : null;
     }
-    if (r.open_tool_calls.length === 0) return null;
   }
 }
 

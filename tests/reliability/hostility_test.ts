@@ -606,6 +606,11 @@ Deno.test("whoami where an ancestor's record cannot be read: exit 1 naming it, n
       `^roster: Cannot tell which session owns this process: the record of pid ${Deno.pid} cannot be read`,
     ),
   );
+  // One written before that process started (a torn record of a pid reused since) is not its.
+  const before = new Date("2001-01-01T00:00:00Z");
+  Deno.utimeSync(path, before, before);
+  const stale = await roster(["whoami", "--home", home.path]);
+  assertEquals(stale.code, 3, stale.stderr);
   Deno.removeSync(path);
   const none = await roster(["whoami", "--home", home.path]);
   assertEquals(none.code, 3, none.stderr);

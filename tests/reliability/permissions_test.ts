@@ -42,6 +42,25 @@ Deno.test("permissions of the store", async (t) => {
     await rosterJson(home.path, ["register", "--pid", String(s.pid)]);
     assertEquals(mode(home.path), 0o700, "register, a writer, tightens it");
   });
+  await t.step(
+    "a home others may write to is tightened by every command, readers too",
+    async () => {
+      await using home = await tempDir();
+      await rosterJson(home.path, ["register", "--pid", String(s.pid)]);
+      const commands = [
+        ["list"],
+        ["check", String(s.pid)],
+        ["activity", "idle", "--pid", String(s.pid)],
+        ["park", "--pid", String(s.pid)],
+        ["park", "--undo", "--pid", String(s.pid)],
+      ];
+      for (const args of commands) {
+        Deno.chmodSync(home.path, 0o777);
+        await roster([...args, "--home", home.path]);
+        assertEquals(mode(home.path), 0o700, args.join(" "));
+      }
+    },
+  );
   await t.step("a shared sticky directory given as home is never tightened", async () => {
     await using dir = await tempDir();
     Deno.chmodSync(dir.path, 0o1777);

@@ -20,13 +20,19 @@ import { describeRow, printable } from "../terminal.ts";
 export async function run(ctx: Context, _args: Parsed): Promise<number> {
   const judge = await ctx.judge();
   const backend = judge.cachedBackend();
-  // The nearest ancestor's record roster could not read (no access, damaged): "not found"
-  // would be a guess, so with no owner found the answer is a failure naming it.
+  // The nearest ancestor's record roster could not read (no access, damaged) and that may be
+  // this process's (not written before it started: a torn record of a pid init holds since a
+  // reboot is not): "not found" would be a guess, so with no owner found it is a failure.
   let unreadable: Row | null = null;
   for (const info of ancestors(backend, Deno.ppid)) {
     const row = readRecordRow(ctx.home, ctx.host, info.pid, judge) ??
       (hostsSessions(backend, info.pid) ? hostedRow(ctx, judge, info.pid) : null);
-    if (row?.malformed) unreadable ??= row;
+    if (row?.malformed) {
+      const written = row.registered_at === null ? null : parseTime(row.registered_at);
+      if (written === null || info.startedAtMs === null || written >= info.startedAtMs) {
+        unreadable ??= row;
+      }
+    }
     // "running" (or "hosted", its server's): the record has a start token and it matches the
     // process's now; verified: the process registered itself (or a descendant did), not a pid
     // someone else named.
