@@ -32,13 +32,16 @@ export function heldByContinuation(row: Row): boolean {
   return ledger.isKeyOpen(row.continuation.ledger, row.continuation.key);
 }
 
+/** What is kept: ended rows for `ms` after they ended, and those a continuation holds. */
+const keeping = (ms: number): Retention => ({
+  retentionMs: ms,
+  held: heldByContinuation,
+  load: loadLedger,
+});
+
 /** Read from the environment: a bad $ROSTER_RETENTION is a usage error before any write. */
 export function readRetention(): Retention {
-  return {
-    retentionMs: retentionMs((n) => Deno.env.get(n)),
-    held: heldByContinuation,
-    load: loadLedger,
-  };
+  return keeping(retentionMs((n) => Deno.env.get(n)));
 }
 
 /**
@@ -52,6 +55,6 @@ export function retentionOrKeepAll(warn: (message: string) => void): Retention {
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     warn(`roster: ${err.message}: nothing ended was removed`);
-    return { retentionMs: Infinity, held: heldByContinuation, load: loadLedger };
+    return keeping(Infinity);
   }
 }

@@ -33,6 +33,8 @@ export type ActivityOutcome =
  * for it, or the next writer would push the record past what the store reads.
  */
 const LIFECYCLE_RESERVE = 6 * 1024;
+/** The most an activity writes: what the store reads, less that reserve. */
+const ACTIVITY_ROOM = MAX_RECORD_BYTES - LIFECYCLE_RESERVE;
 
 /**
  * The record's text, with its oldest open tool calls dropped until it fits what the store
@@ -47,8 +49,8 @@ function fittingJson(record: SessionRecord): { json: string; record: SessionReco
     // At most this many bytes: a UTF-16 unit is at most 3 bytes of UTF-8, so most records
     // need no encoding to know they fit.
     const bound = json.length * 3;
-    const size = bound <= MAX_RECORD_BYTES - LIFECYCLE_RESERVE ? bound : encodeUtf8(json).length;
-    if (size <= MAX_RECORD_BYTES - LIFECYCLE_RESERVE) return { json, record: r };
+    const size = bound <= ACTIVITY_ROOM ? bound : encodeUtf8(json).length;
+    if (size <= ACTIVITY_ROOM) return { json, record: r };
     if (r.open_tool_calls.length === 0) {
       return size <= MAX_RECORD_BYTES ? { json, record: r } : null;
     }

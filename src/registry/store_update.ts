@@ -61,8 +61,9 @@ const before = (a: number[], b: number[]) => {
 
 /**
  * This host's record that `target` names. For a session id: the newest not yet resumed (for
- * `park`, ParkRank: of those, one parked or not as wanted first); for `resume` (rank), the newest that can be resumed by `rank.successor`: the one already linked
- * to it (an identical retry) first, then an ended or parked one, never the successor itself.
+ * `park`, ParkRank: of those, one parked or not as wanted first); for `resume` (rank), the
+ * newest that can be resumed by `rank.successor`: the one already linked to it (an identical
+ * retry) first, then an ended or parked one, never the successor itself.
  */
 function findTarget(
   dir: string,
